@@ -1,0 +1,16 @@
+"""Build script for streamflow's C extension; metadata lives in pyproject.toml."""
+
+from setuptools import Extension, setup
+
+# -O3 and IEEE-exact float math (no fused multiply-add contraction), so results
+# are the same on x86-64 and arm64; no -march flags: the wheel must run on any
+# CPU of the architecture.
+ext_modules = [
+    Extension(
+        "streamflow._native._imgproc",
+        sources=["streamflow/_native/imgproc.c"],
+        extra_compile_args=["-O3", "-ffp-contract=off", "-fno-math-errno"],
+    )
+]
+
+setup(ext_modules=ext_modules)

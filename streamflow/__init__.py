@@ -1,0 +1,49 @@
+"""streamflow: async streaming data loading and preprocessing, DALI-style.
+
+Define a pipeline with ``@pipeline_def`` and ``fn.*`` operators, then iterate
+it with ``async for`` (async code), ``pipe.iter()`` (plain loops) or
+``pipe.run()`` (one batch). See ``docs/architecture.md`` for how it runs.
+"""
+
+from . import errors, fn, types
+from .errors import (
+    DecodeError,
+    PipelineClosedError,
+    PipelineDefinitionError,
+    PipelineError,
+    ReadError,
+    SampleError,
+    StreamflowError,
+)
+from .graph import DataNode
+from .ops.external_source import BatchInfo, SampleInfo
+from .pipeline import CpuFallbackWarning, Pipeline, PipelineState, pipeline_def
+from .runtime.engine import Batch
+from .runtime.stats import PipelineStats
+from .tensor import TensorList
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Batch",
+    "BatchInfo",
+    "CpuFallbackWarning",
+    "DataNode",
+    "DecodeError",
+    "Pipeline",
+    "PipelineClosedError",
+    "PipelineDefinitionError",
+    "PipelineError",
+    "PipelineState",
+    "PipelineStats",
+    "ReadError",
+    "SampleError",
+    "SampleInfo",
+    "StreamflowError",
+    "TensorList",
+    "errors",
+    "fn",
+    "pipeline_def",
+    "types",
+    "__version__",
+]

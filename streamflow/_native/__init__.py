@@ -1,0 +1,1 @@
+"""Native (C) extension modules of streamflow."""

@@ -1,0 +1,45 @@
+"""``fn.random``: per-sample random values (deterministic for a given seed)."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..graph import DataNode, add_node, split_arguments
+from ..ops.random_ops import CoinFlip, Normal, Uniform
+
+__all__ = ["uniform", "coin_flip", "normal"]
+
+
+def uniform(
+    *,
+    range: Sequence[float] | DataNode = (-1.0, 1.0),  # noqa: A002 - DALI's name
+    values: Sequence[float] | None = None,
+    shape: int | Sequence[int] | None = None,
+    name: str | None = None,
+) -> DataNode:
+    """float32 uniform in ``[range[0], range[1])``, or a uniform choice among ``values``."""
+    constants, per_sample = split_arguments({"range": range})
+    op = Uniform(constants.get("range", (-1.0, 1.0)), values=values, shape=shape, name=name)
+    return add_node(op, [], per_sample)[0]
+
+
+def coin_flip(
+    *, probability: float | DataNode = 0.5, shape: int | Sequence[int] | None = None, name: str | None = None
+) -> DataNode:
+    """int32 1 with ``probability``, otherwise 0 (e.g. ``mirror=fn.random.coin_flip()``)."""
+    constants, per_sample = split_arguments({"probability": probability})
+    op = CoinFlip(constants.get("probability", 0.5), shape=shape, name=name)
+    return add_node(op, [], per_sample)[0]
+
+
+def normal(
+    *,
+    mean: float | DataNode = 0.0,
+    stddev: float | DataNode = 1.0,
+    shape: int | Sequence[int] | None = None,
+    name: str | None = None,
+) -> DataNode:
+    """float32 normally distributed values."""
+    constants, per_sample = split_arguments({"mean": mean, "stddev": stddev})
+    op = Normal(constants.get("mean", 0.0), constants.get("stddev", 1.0), shape=shape, name=name)
+    return add_node(op, [], per_sample)[0]

@@ -1,0 +1,151 @@
+"""The traced graph: operator nodes and the data nodes they produce.
+
+Calling an ``fn.*`` function does not compute anything: it validates the
+constant arguments, wraps them in an ``Operator`` and returns ``DataNode``s,
+the symbolic outputs of that operator. There is no "current pipeline": the
+graph is recovered by walking backwards from the outputs that the pipeline
+definition returns, so tracing needs no global state.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+
+from .errors import PipelineDefinitionError
+from .types import Device
+
+if TYPE_CHECKING:
+    from .ops.base import Operator
+
+__all__ = ["DataNode", "OpNode", "add_node", "topological_order"]
+
+# Only used to give nodes stable, readable names in error messages; the order
+# of random streams is taken from the graph, not from this counter.
+_node_names = itertools.count()
+
+
+class DataNode:
+    """A symbolic batch of data: output ``index`` of operator node ``producer``.
+
+    Pass it to other ``fn.*`` functions as an input or as a keyword argument
+    (a per-sample argument, e.g. ``mirror=fn.random.coin_flip()``), or return
+    it from the pipeline definition as an output.
+    """
+
+    __slots__ = ("producer", "index", "device", "name")
+
+    def __init__(self, producer: "OpNode", index: int, device: Device, name: str) -> None:
+        self.producer = producer
+        self.index = index
+        self.device = device
+        self.name = name
+
+    def gpu(self) -> "DataNode":
+        """This data copied to the GPU (pinned host memory, copy stream)."""
+        from .ops.transfer import CopyToGpu
+
+        if self.device is Device.GPU:
+            return self
+        return add_node(CopyToGpu(), [self])[0]
+
+    def cpu(self) -> "DataNode":
+        """This data on the host (only host data can be returned to the host in-graph)."""
+        if self.device is Device.CPU:
+            return self
+        raise PipelineDefinitionError(
+            f"{self.name} is GPU data; a pipeline cannot move GPU data back to the CPU "
+            "inside the graph. Return it as an output and call .as_cpu() on the batch."
+        )
+
+    def __repr__(self) -> str:
+        return f"DataNode({self.name!r}, device={self.device.value})"
+
+    def __bool__(self) -> bool:
+        raise PipelineDefinitionError(
+            f"{self.name} is symbolic data inside a pipeline definition; it has no truth "
+            "value. Use per-sample arguments (e.g. mirror=fn.random.coin_flip()) instead of "
+            "Python `if`."
+        )
+
+
+@dataclass(eq=False)
+class OpNode:
+    """One operator instance in the graph, with its inputs and outputs."""
+
+    op: "Operator"
+    inputs: tuple[DataNode, ...]
+    arg_inputs: Mapping[str, DataNode]
+    outputs: tuple[DataNode, ...] = field(default=())
+    name: str = ""
+
+    @property
+    def upstream(self) -> Iterable[DataNode]:
+        """Every data node this node reads: positional inputs, then argument inputs."""
+        yield from self.inputs
+        yield from self.arg_inputs.values()
+
+
+def add_node(
+    op: "Operator",
+    inputs: Sequence[DataNode],
+    arg_inputs: Mapping[str, DataNode] | None = None,
+) -> tuple[DataNode, ...]:
+    """Create the node for ``op`` fed by ``inputs`` and return its outputs."""
+    for i, node in enumerate(inputs):
+        if not isinstance(node, DataNode):
+            raise PipelineDefinitionError(
+                f"{op.name}: input {i} must be the output of another operator (a DataNode), "
+                f"got {type(node).__name__}"
+            )
+    arg_inputs = dict(arg_inputs or {})
+    node_name = op.instance_name or f"{op.name}#{next(_node_names)}"
+    opnode = OpNode(op=op, inputs=tuple(inputs), arg_inputs=arg_inputs, name=node_name)
+    op.check_inputs(opnode)
+    out_device = op.output_device
+    outputs = tuple(
+        DataNode(opnode, i, out_device, node_name if op.num_outputs == 1 else f"{node_name}[{i}]")
+        for i in range(op.num_outputs)
+    )
+    opnode.outputs = outputs
+    return outputs
+
+
+def topological_order(outputs: Sequence[DataNode]) -> list[OpNode]:
+    """Every node the outputs depend on, inputs before users, in a stable order.
+
+    The order depends only on the graph's structure (depth-first from the
+    outputs, inputs visited in argument order), so it is the same on every
+    run of the same definition; operators' random streams are keyed on it.
+    """
+    order: list[OpNode] = []
+    state: dict[int, int] = {}  # id -> 1 visiting, 2 done
+
+    def visit(node: OpNode) -> None:
+        key = id(node)
+        if state.get(key) == 2:
+            return
+        if state.get(key) == 1:
+            raise PipelineDefinitionError(f"the graph has a cycle through {node.name}")
+        state[key] = 1
+        for data in node.upstream:
+            visit(data.producer)
+        state[key] = 2
+        order.append(node)
+
+    for out in outputs:
+        visit(out.producer)
+    return order
+
+
+def split_arguments(kwargs: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, DataNode]]:
+    """Separate constant keyword arguments from per-sample ``DataNode`` ones."""
+    constants: dict[str, Any] = {}
+    per_sample: dict[str, DataNode] = {}
+    for key, value in kwargs.items():
+        if isinstance(value, DataNode):
+            per_sample[key] = value
+        else:
+            constants[key] = value
+    return constants, per_sample

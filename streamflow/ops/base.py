@@ -1,0 +1,218 @@
+"""What every operator implements, and the unit of work it is handed.
+
+Two kinds of operators:
+
+* ``Operator``: a transform. The engine hands it a ``Chunk`` (some rows of a
+  batch, with their inputs and per-sample arguments) on a worker thread and
+  gets back one list of per-sample values per output. A sample that cannot be
+  processed is reported with ``chunk.fail(i, error)``, never by raising, so
+  one bad image does not take the rest of the chunk with it.
+* ``Source``: a reader or external source. It produces batches of samples
+  asynchronously, epoch by epoch, and can produce a replacement for a sample
+  that failed (the ``on_error="skip"`` policy).
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Sequence
+
+import numpy as np
+
+from ..errors import PipelineDefinitionError, SampleError
+from ..types import Device
+
+if TYPE_CHECKING:
+    from ..graph import OpNode
+    from ..runtime.io_pool import IOPool
+
+__all__ = ["Chunk", "Operator", "Source", "SourceBatch", "RandomKey", "EpochInfo"]
+
+
+@dataclass(frozen=True)
+class RandomKey:
+    """Identifies an operator's random stream: (pipeline seed, operator index)."""
+
+    seed: int
+    op_index: int
+
+
+@dataclass
+class Chunk:
+    """Rows of one batch, as handed to ``Operator.run`` on a worker thread.
+
+    Attributes:
+        inputs: per positional input, the list of per-sample values.
+        args: per-sample argument inputs by name (only the ``DataNode`` ones;
+            constant arguments live on the operator).
+        sample_ids: the rows' sample identities (unique within an epoch).
+        sources: the rows' source descriptions (file paths), for errors.
+        epoch: the epoch the rows belong to.
+        key: the operator's random stream, set by the engine before ``run``.
+        failures: row position -> error, filled through ``fail``.
+    """
+
+    inputs: list[list[Any]]
+    args: dict[str, list[Any]]
+    sample_ids: np.ndarray
+    sources: list[str | None]
+    epoch: int
+    key: RandomKey = RandomKey(0, 0)
+    failures: dict[int, SampleError] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.sample_ids)
+
+    def arg(self, name: str, row: int, default: Any) -> Any:
+        """The per-sample argument ``name`` of ``row``, or ``default`` if constant."""
+        values = self.args.get(name)
+        return default if values is None else values[row]
+
+    def fail(self, row: int, error: BaseException) -> None:
+        """Mark ``row`` as failed; its outputs are ignored by the engine."""
+        if not isinstance(error, SampleError):
+            reason = f"{type(error).__name__}: {error}"
+            error = SampleError(reason, self.sources[row])
+        elif error.source is None:
+            error.source = self.sources[row]
+        self.failures[row] = error
+
+
+class Operator(abc.ABC):
+    """A configured operator: constant arguments validated at construction.
+
+    Subclasses set ``name`` (the DALI-style name, e.g. ``"decoders.image"``)
+    and implement ``run``. ``per_sample_args`` names the keyword arguments
+    that may be ``DataNode``s.
+    """
+
+    name: ClassVar[str] = "operator"
+    per_sample_args: ClassVar[frozenset[str]] = frozenset()
+    num_outputs: int = 1
+    # Operators that draw random numbers get a stable stream from the engine.
+    uses_random: ClassVar[bool] = False
+
+    def __init__(self, *, device: Device = Device.CPU, name: str | None = None) -> None:
+        self.device = device
+        self.instance_name = name
+
+    @property
+    def output_device(self) -> Device:
+        """Where this operator's outputs live."""
+        return Device.CPU if self.device is Device.CPU else Device.GPU
+
+    @property
+    def is_source(self) -> bool:
+        return isinstance(self, Source)
+
+    def check_inputs(self, node: "OpNode") -> None:
+        """Validate the inputs' devices and argument names at graph build time."""
+        unknown = set(node.arg_inputs) - self.per_sample_args
+        if unknown:
+            allowed = ", ".join(sorted(self.per_sample_args)) or "none"
+            raise PipelineDefinitionError(
+                f"{self.name}: argument(s) {sorted(unknown)} cannot be per-sample data "
+                f"(DataNodes); per-sample arguments of this operator: {allowed}"
+            )
+        for data in node.upstream:
+            if self.device is Device.CPU and data.device is not Device.CPU:
+                raise PipelineDefinitionError(
+                    f"{self.name} runs on the CPU but its input {data.name} is GPU data; "
+                    f"use device='gpu' for {self.name}"
+                )
+
+    def run_on(self, device: Device) -> "Operator":
+        """Hook for ``device_id='auto'``: the operator to use when GPU ops fall back to CPU."""
+        self.device = device
+        return self
+
+    @abc.abstractmethod
+    def run(self, chunk: Chunk) -> list[list[Any]]:
+        """Process the rows of ``chunk``; return per output a list of per-sample values."""
+
+    def describe(self) -> str:
+        return self.instance_name or self.name
+
+
+@dataclass
+class SourceBatch:
+    """Samples produced by a source for one batch."""
+
+    outputs: list[list[Any]]  # per output, per sample
+    sample_ids: np.ndarray
+    sources: list[str | None]
+    failures: dict[int, SampleError] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.sample_ids)
+
+
+@dataclass(frozen=True)
+class EpochInfo:
+    """What a source knows about the size of an epoch (DALI's reader meta)."""
+
+    epoch_size: int  # samples in the whole data set
+    epoch_size_padded: int  # with shard padding (pad_last_batch)
+    shard_size: int  # samples this shard yields per epoch
+    number_of_shards: int
+    shard_id: int
+    pad_last_batch: bool
+    stick_to_shard: bool
+
+
+class Source(Operator):
+    """An operator that produces data: readers and external sources.
+
+    The engine calls ``start_epoch`` once per epoch, then ``read_batch``
+    until it returns ``None`` (the epoch is over). Everything a source yields
+    must be a pure function of (seed, epoch, batch index) so that a pipeline
+    can be checkpointed and resumed.
+    """
+
+    def run(self, chunk: Chunk) -> list[list[Any]]:  # pragma: no cover - sources use read_batch
+        raise TypeError(f"{self.name} is a source; the engine calls read_batch")
+
+    def epoch_info(self) -> EpochInfo | None:
+        """Sizes of an epoch, when known (readers); ``None`` for open-ended sources."""
+        return None
+
+    def prepare(self, batch_size: int, seed: int, io: "IOPool") -> None:
+        """Called once when the pipeline is built."""
+
+    @abc.abstractmethod
+    def start_epoch(self, epoch: int) -> None:
+        """Prepare the sample order of ``epoch``."""
+
+    @abc.abstractmethod
+    async def read_batch(self, epoch: int, batch_index: int) -> SourceBatch | None:
+        """The samples of batch ``batch_index`` of ``epoch``, or ``None`` at its end."""
+
+    async def read_replacement(self, epoch: int, sample_id: int, attempt: int) -> SourceBatch | None:
+        """One sample to stand in for the failed ``sample_id`` (``on_error='skip'``).
+
+        ``None`` means the source cannot replace samples: the batch shrinks.
+        """
+        return None
+
+    def close(self) -> None:
+        """Release what the source holds (open iterators, files)."""
+
+
+def as_list(value: Any, length: int, what: str) -> list[Any]:
+    """Broadcast a scalar to ``length`` values, or check a sequence's length."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        if len(value) != length:
+            raise PipelineDefinitionError(f"{what} must have {length} values, got {len(value)}")
+        return list(value)
+    return [value] * length
+
+
+def float_seq(value: Any, what: str) -> Sequence[float]:
+    """A float or sequence of floats as a tuple (for mean/std-like arguments)."""
+    if isinstance(value, (int, float, np.floating, np.integer)):
+        return (float(value),)
+    try:
+        return tuple(float(v) for v in value)
+    except (TypeError, ValueError):
+        raise PipelineDefinitionError(f"{what} must be a number or a list of numbers, got {value!r}") from None

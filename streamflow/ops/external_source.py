@@ -1,0 +1,247 @@
+"""``external_source``: feed a pipeline from Python data.
+
+``source`` may be a callable (sync or ``async def``), an iterable or an async
+iterable. In batch mode (default) each call / item is one batch: a list of
+samples or an array whose first axis is the batch. In per-sample mode
+(``batch=False``) each call / item is one sample. With ``num_outputs=k``
+each call / item is a tuple of ``k`` such batches (or samples).
+
+The end of the data (``StopIteration`` / ``StopAsyncIteration``) ends the
+epoch; the next epoch starts the iterable again (``iter(source)``). With
+``cycle=True`` (or ``"quiet"``) an exhausted iterable restarts at once and
+the epoch never ends.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+
+from ..errors import PipelineDefinitionError, PipelineError
+from ..types import parse_dtype
+from .base import Source, SourceBatch
+
+if TYPE_CHECKING:
+    from ..runtime.io_pool import IOPool
+
+__all__ = ["ExternalSource", "SampleInfo", "BatchInfo"]
+
+
+@dataclass(frozen=True)
+class SampleInfo:
+    """What a per-sample callable is told about the sample it must produce."""
+
+    idx_in_epoch: int
+    idx_in_batch: int
+    iteration: int
+    epoch_idx: int
+
+
+@dataclass(frozen=True)
+class BatchInfo:
+    """What a batch callable is told (with ``batch_info=True``)."""
+
+    iteration: int
+    epoch_idx: int
+
+
+class _EndOfData(Exception):
+    pass
+
+
+def _to_sample(value: Any, dtype: np.dtype | None, where: str) -> Any:
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        arr: Any = np.frombuffer(value, dtype=np.uint8)
+    elif type(value).__module__.startswith("cupy"):
+        arr = value
+    else:
+        arr = np.asarray(value)
+        if arr.dtype == object:
+            raise PipelineError(
+                f"{where}: a sample must be an array, bytes or a number, got {type(value).__name__}",
+                operator="external_source",
+            )
+    if dtype is not None and arr.dtype != dtype:
+        raise PipelineError(
+            f"{where}: expected dtype {dtype.name}, got {arr.dtype}", operator="external_source"
+        )
+    return arr
+
+
+class ExternalSource(Source):
+    """Pulls samples from a user callable or iterable."""
+
+    name = "external_source"
+
+    def __init__(
+        self,
+        source: Any,
+        *,
+        num_outputs: int | None = None,
+        batch: bool = True,
+        cycle: bool | str | None = None,
+        batch_info: bool = False,
+        dtype: Any = None,
+        layout: str | None = None,
+        name: str | None = None,
+    ) -> None:
+        super().__init__(name=name)
+        if source is None:
+            raise PipelineDefinitionError("external_source needs a source (a callable or an iterable)")
+        if num_outputs is not None and num_outputs < 1:
+            raise PipelineDefinitionError(f"external_source: num_outputs must be >= 1, got {num_outputs}")
+        if cycle not in (None, False, True, "quiet", "raise", "no_raise"):
+            raise PipelineDefinitionError(
+                f"external_source: cycle must be False, True, 'quiet' or 'raise', got {cycle!r}"
+            )
+        self.source = source
+        self.tuple_outputs = num_outputs is not None
+        self.num_outputs = num_outputs or 1
+        self.batch = batch
+        self.cycle = cycle in (True, "quiet", "no_raise")
+        self.batch_info = batch_info
+        self.dtype = parse_dtype(dtype).numpy if dtype is not None else None
+        self._layout = layout or ""
+        self._is_callable = callable(source) and not hasattr(source, "__iter__") and not hasattr(source, "__aiter__")
+        self._is_async_callable = self._is_callable and inspect.iscoroutinefunction(source)
+        if not (self._is_callable or hasattr(source, "__iter__") or hasattr(source, "__aiter__")):
+            raise PipelineDefinitionError(
+                f"external_source: source must be callable or iterable, got {type(source).__name__}"
+            )
+        self._iterator: Any = None
+        self._io: IOPool | None = None
+        self._batch_size = 1
+        self._ended_epoch: int | None = None
+
+    def prepare(self, batch_size: int, seed: int, io: "IOPool") -> None:
+        self._batch_size = batch_size
+        self._io = io
+
+    def start_epoch(self, epoch: int) -> None:
+        self._iterator = None
+        self._ended_epoch = None
+
+    def _label(self) -> str:
+        return self.instance_name or "external_source"
+
+    # --- pulling one item (a batch, or a sample) -------------------------
+    def _new_iterator(self) -> Any:
+        if hasattr(self.source, "__aiter__"):
+            return self.source.__aiter__()
+        return iter(self.source)
+
+    async def _pull(self, info: Any) -> Any:
+        """The next item from the source; raises _EndOfData at its end."""
+        assert self._io is not None
+        if self._is_async_callable:
+            try:
+                return await self.source(info) if info is not None else await self.source()
+            except (StopIteration, StopAsyncIteration):
+                raise _EndOfData from None
+        if self._is_callable:
+            def call() -> Any:
+                try:
+                    return self.source(info) if info is not None else self.source()
+                except StopIteration:
+                    raise _EndOfData from None
+            return await self._io.call(call)
+        for restarted in (False, True):
+            if self._iterator is None:
+                self._iterator = self._new_iterator()
+            try:
+                if hasattr(self._iterator, "__anext__"):
+                    return await self._iterator.__anext__()
+                iterator = self._iterator
+                sentinel = object()
+                value = await self._io.call(next, iterator, sentinel)
+                if value is sentinel:
+                    raise StopIteration
+                return value
+            except (StopIteration, StopAsyncIteration):
+                self._iterator = None
+                if not self.cycle or restarted:
+                    raise _EndOfData from None
+        raise _EndOfData
+
+    async def _pull_checked(self, info: Any) -> Any:
+        try:
+            return await self._pull(info)
+        except _EndOfData:
+            raise
+        except Exception as exc:
+            err = PipelineError(
+                f"external_source {self._label()!r}: the source raised {type(exc).__name__}: {exc}",
+                operator=self._label(),
+            )
+            raise err from exc
+
+    def _split_outputs(self, item: Any, where: str) -> list[Any]:
+        if not self.tuple_outputs:
+            return [item]
+        if not isinstance(item, (tuple, list)) or len(item) != self.num_outputs:
+            raise PipelineError(
+                f"{where}: num_outputs={self.num_outputs}, so the source must give a tuple of "
+                f"{self.num_outputs}, got {type(item).__name__}",
+                operator=self._label(),
+            )
+        return list(item)
+
+    async def read_batch(self, epoch: int, batch_index: int) -> SourceBatch | None:
+        if self._ended_epoch == epoch:
+            return None
+        first_id = batch_index * self._batch_size
+        outputs: list[list[Any]] = [[] for _ in range(self.num_outputs)]
+        try:
+            if self.batch:
+                info = BatchInfo(batch_index, epoch) if self.batch_info else None
+                where = f"{self._label()} batch {batch_index} of epoch {epoch}"
+                item = await self._pull_checked(info)
+                for k, column in enumerate(self._split_outputs(item, where)):
+                    outputs[k] = [_to_sample(s, self.dtype, where) for s in column]
+            else:
+                for j in range(self._batch_size):
+                    info = SampleInfo(first_id + j, j, batch_index, epoch) if self._is_callable else None
+                    where = f"{self._label()} sample {first_id + j} of epoch {epoch}"
+                    item = await self._pull_checked(info)
+                    for k, value in enumerate(self._split_outputs(item, where)):
+                        outputs[k].append(_to_sample(value, self.dtype, where))
+        except _EndOfData:
+            self._ended_epoch = epoch
+        n = len(outputs[0])
+        if any(len(col) != n for col in outputs):
+            raise PipelineError(
+                f"{self._label()}: its outputs have different batch sizes {[len(c) for c in outputs]}",
+                operator=self._label(),
+            )
+        if n == 0:
+            return None
+        if n > self._batch_size:
+            raise PipelineError(
+                f"{self._label()} gave a batch of {n} samples; the pipeline's batch_size is {self._batch_size}",
+                operator=self._label(),
+            )
+        ids = np.arange(first_id, first_id + n, dtype=np.int64)
+        sources: list[str | None] = [f"{self._label()}[epoch {epoch}, sample {i}]" for i in ids]
+        return SourceBatch(outputs=outputs, sample_ids=ids, sources=sources)
+
+    async def read_replacement(self, epoch: int, sample_id: int, attempt: int) -> SourceBatch | None:
+        # User data cannot be read twice: a failed sample is dropped, the batch shrinks.
+        return None
+
+    def layout(self, index: int) -> str:
+        return self._layout
+
+    def close(self) -> None:
+        closer = getattr(self._iterator, "close", None)
+        if callable(closer) and not inspect.iscoroutinefunction(closer):
+            try:
+                closer()
+            except Exception:  # noqa: BLE001 - closing a user generator is best effort
+                pass
+        self._iterator = None
+
+
+Callback = Callable[..., Any]

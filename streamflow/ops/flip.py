@@ -1,0 +1,43 @@
+"""``flip``: mirror images horizontally and/or vertically, per sample."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .base import Chunk, Operator
+
+__all__ = ["Flip"]
+
+
+class Flip(Operator):
+    """Flips HWC (or HW, or CHW when told) images; 1 = flip, 0 = keep."""
+
+    name = "flip"
+    per_sample_args = frozenset({"horizontal", "vertical"})
+
+    def __init__(self, horizontal: int = 1, vertical: int = 0, *, layout: str = "HWC", name: str | None = None) -> None:
+        super().__init__(name=name)
+        self.horizontal, self.vertical = int(horizontal), int(vertical)
+        self._layout = layout or "HWC"
+
+    def _axes(self, ndim: int) -> tuple[int, int]:
+        if self._layout.upper() == "CHW" and ndim == 3:
+            return 1, 2
+        return 0, 1
+
+    def run(self, chunk: Chunk) -> list[list[Any]]:
+        out = []
+        for row, image in enumerate(chunk.inputs[0]):
+            y_axis, x_axis = self._axes(image.ndim)
+            index: list[Any] = [slice(None)] * image.ndim
+            if int(chunk.arg("horizontal", row, self.horizontal)):
+                index[x_axis] = slice(None, None, -1)
+            if int(chunk.arg("vertical", row, self.vertical)):
+                index[y_axis] = slice(None, None, -1)
+            out.append(np.ascontiguousarray(image[tuple(index)]))
+        return [out]
+
+    def layout(self, index: int) -> str:
+        return self._layout

@@ -1,0 +1,100 @@
+"""``crop_mirror_normalize``: crop, mirror, ``scale * (x - mean) / std + shift``, layout.
+
+With no arguments it returns the image as CHW float32, unchanged. One native
+pass does all of it (the window, the mirror, the arithmetic, HWC->CHW).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import PipelineDefinitionError, SampleError
+from ..types import DataType, parse_dtype
+from . import kernels
+from .base import Chunk, Operator, float_seq
+from .crop import CropSpec, Crop, Window
+
+__all__ = ["CropMirrorNormalize"]
+
+
+class CropMirrorNormalize(Operator):
+    """See the module docstring; layouts ``CHW`` (default) or ``HWC``."""
+
+    name = "crop_mirror_normalize"
+    per_sample_args = frozenset({"mirror", "crop_pos_x", "crop_pos_y", "crop_h", "crop_w", "mean", "std"})
+
+    def __init__(
+        self,
+        crop: CropSpec,
+        *,
+        mean: float | Sequence[float] = 0.0,
+        std: float | Sequence[float] = 1.0,
+        scale: float = 1.0,
+        shift: float = 0.0,
+        dtype: Any = DataType.FLOAT,
+        output_layout: str = "CHW",
+        pad_output: bool = False,
+        mirror: int = 0,
+        name: str | None = None,
+    ) -> None:
+        super().__init__(name=name)
+        self.crop = crop
+        self.mean = float_seq(mean, "crop_mirror_normalize: mean")
+        self.std = float_seq(std, "crop_mirror_normalize: std")
+        if any(s == 0 for s in self.std):
+            raise PipelineDefinitionError("crop_mirror_normalize: std must not contain 0")
+        self.scale, self.shift = float(scale), float(shift)
+        self.out_dtype = parse_dtype(dtype).numpy
+        if self.out_dtype not in (np.float32, np.float16, np.uint8):
+            raise PipelineDefinitionError(
+                f"crop_mirror_normalize: dtype must be FLOAT, FLOAT16 or UINT8, got {self.out_dtype}"
+            )
+        self.output_layout = output_layout.upper()
+        if self.output_layout not in ("CHW", "HWC"):
+            raise PipelineDefinitionError(
+                f"crop_mirror_normalize: output_layout must be 'CHW' or 'HWC', got {output_layout!r}"
+            )
+        self.pad_output = bool(pad_output)
+        self.mirror = int(mirror)
+        # Window arithmetic is the crop operator's.
+        self._cropper = Crop(crop) if crop.active else None
+
+    def window_for(self, chunk: Chunk, row: int, height: int, width: int) -> Window | None:
+        """The sample's crop window, after the out-of-bounds policy (None: whole image)."""
+        if self._cropper is None and "crop_h" not in chunk.args and "crop_w" not in chunk.args:
+            return None
+        if self._cropper is None:
+            self._cropper = Crop(CropSpec(crop_h=chunk.arg("crop_h", row, None), crop_w=chunk.arg("crop_w", row, None)))
+        return self._cropper.window_for(chunk, row, height, width)
+
+    def normalize(self, chunk: Chunk, row: int, image: np.ndarray, window: Window | None) -> np.ndarray:
+        return kernels.crop_mirror_normalize(
+            image,
+            window=window,
+            mirror=bool(int(chunk.arg("mirror", row, self.mirror))),
+            mean=np.asarray(chunk.arg("mean", row, self.mean), dtype=np.float64),
+            std=np.asarray(chunk.arg("std", row, self.std), dtype=np.float64),
+            scale=self.scale,
+            shift=self.shift,
+            out_dtype=self.out_dtype,
+            layout=self.output_layout,
+            pad_output=self.pad_output,
+            fill_values=self.crop.fill_values,
+        )
+
+    def run(self, chunk: Chunk) -> list[list[Any]]:
+        out: list[Any] = []
+        for row, image in enumerate(chunk.inputs[0]):
+            try:
+                window = self.window_for(chunk, row, image.shape[0], image.shape[1])
+            except SampleError as err:
+                chunk.fail(row, err)
+                out.append(None)
+                continue
+            out.append(self.normalize(chunk, row, image, window))
+        return [out]
+
+    def layout(self, index: int) -> str:
+        return self.output_layout

@@ -1,0 +1,132 @@
+"""``random.uniform``, ``random.coin_flip``, ``random.normal``: per-sample random values.
+
+Each value is a pure function of (seed, operator, epoch, sample id), see
+``runtime.rng``: the same seed gives the same values whatever the number of
+threads or the chunking of the batch.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import PipelineDefinitionError
+from ..runtime import rng
+from .base import Chunk, Operator
+
+__all__ = ["Uniform", "CoinFlip", "Normal"]
+
+
+def _shape(shape: int | Sequence[int] | None) -> tuple[int, ...]:
+    if shape is None:
+        return ()
+    if isinstance(shape, int):
+        return (shape,)
+    try:
+        result = tuple(int(s) for s in shape)
+    except (TypeError, ValueError):
+        raise PipelineDefinitionError(f"shape must be an int or a list of ints, got {shape!r}") from None
+    if any(s < 0 for s in result):
+        raise PipelineDefinitionError(f"shape must not be negative, got {shape!r}")
+    return result
+
+
+class _RandomOp(Operator):
+    uses_random = True
+
+    def __init__(self, shape: int | Sequence[int] | None, name: str | None) -> None:
+        super().__init__(name=name)
+        self.shape = _shape(shape)
+
+    def _uniforms(self, chunk: Chunk, draw: int = 0) -> list[np.ndarray]:
+        """Per sample, uniform [0, 1) float64 values of ``self.shape``."""
+        if not self.shape:
+            values = rng.uniform(chunk.key, chunk.epoch, chunk.sample_ids, draw)
+            return [np.float64(v) for v in values]  # type: ignore[misc]
+        size = int(np.prod(self.shape))
+        out = []
+        for sid in chunk.sample_ids:
+            gen = rng.sample_generator(chunk.key, chunk.epoch, int(sid) * 2 + draw)
+            out.append(gen.random(size).reshape(self.shape))
+        return out
+
+
+class Uniform(_RandomOp):
+    """float32 uniform in ``[lo, hi)``, or a uniform choice among ``values``."""
+
+    name = "random.uniform"
+    per_sample_args = frozenset({"range"})
+
+    def __init__(self, range: Sequence[float] = (-1.0, 1.0), values: Sequence[float] | None = None,
+                 shape: int | Sequence[int] | None = None, name: str | None = None) -> None:  # noqa: A002
+        super().__init__(shape, name)
+        self.values = None if values is None else np.asarray(values, dtype=np.float32)
+        if self.values is not None and self.values.size == 0:
+            raise PipelineDefinitionError("random.uniform: values must not be empty")
+        self.range = self._check_range(range)
+
+    @staticmethod
+    def _check_range(value: Any) -> tuple[float, float]:
+        try:
+            lo, hi = (float(v) for v in np.asarray(value).reshape(-1))
+        except ValueError:
+            raise PipelineDefinitionError(f"random.uniform: range must be [lo, hi], got {value!r}") from None
+        if not hi >= lo:
+            raise PipelineDefinitionError(f"random.uniform: range [lo, hi] needs hi >= lo, got {value!r}")
+        return lo, hi
+
+    def run(self, chunk: Chunk) -> list[list[Any]]:
+        out = []
+        for row, u in enumerate(self._uniforms(chunk)):
+            if self.values is not None:
+                index = np.minimum((u * len(self.values)).astype(np.int64), len(self.values) - 1)
+                out.append(np.asarray(self.values[index], dtype=np.float32))
+                continue
+            lo, hi = self._check_range(chunk.arg("range", row, self.range))
+            value = np.asarray(lo + u * (hi - lo), dtype=np.float32)
+            # float32 rounding can land on hi; keep the interval half-open
+            out.append(np.where(value >= hi, np.nextafter(np.float32(hi), np.float32(lo)), value).astype(np.float32) if hi > lo else value)
+        return [out]
+
+
+class CoinFlip(_RandomOp):
+    """int32 1 with ``probability``, else 0."""
+
+    name = "random.coin_flip"
+    per_sample_args = frozenset({"probability"})
+
+    def __init__(self, probability: float = 0.5, shape: int | Sequence[int] | None = None, name: str | None = None) -> None:
+        super().__init__(shape, name)
+        if not 0.0 <= float(probability) <= 1.0:
+            raise PipelineDefinitionError(f"random.coin_flip: probability must be in [0, 1], got {probability}")
+        self.probability = float(probability)
+
+    def run(self, chunk: Chunk) -> list[list[Any]]:
+        return [[
+            np.asarray(u < float(chunk.arg("probability", row, self.probability)), dtype=np.int32)
+            for row, u in enumerate(self._uniforms(chunk))
+        ]]
+
+
+class Normal(_RandomOp):
+    """float32 normal with ``mean`` and ``stddev`` (Box-Muller on two uniform draws)."""
+
+    name = "random.normal"
+    per_sample_args = frozenset({"mean", "stddev"})
+
+    def __init__(self, mean: float = 0.0, stddev: float = 1.0, shape: int | Sequence[int] | None = None, name: str | None = None) -> None:
+        super().__init__(shape, name)
+        if float(stddev) < 0:
+            raise PipelineDefinitionError(f"random.normal: stddev must be >= 0, got {stddev}")
+        self.mean, self.stddev = float(mean), float(stddev)
+
+    def run(self, chunk: Chunk) -> list[list[Any]]:
+        u1, u2 = self._uniforms(chunk, 0), self._uniforms(chunk, 1)
+        out = []
+        for row, (a, b) in enumerate(zip(u1, u2)):
+            z = np.sqrt(-2.0 * np.log1p(-np.asarray(a))) * np.cos(2.0 * np.pi * np.asarray(b))
+            mean = float(chunk.arg("mean", row, self.mean))
+            std = float(chunk.arg("stddev", row, self.stddev))
+            out.append(np.asarray(mean + std * z, dtype=np.float32))
+        return [out]

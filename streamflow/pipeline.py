@@ -1,0 +1,506 @@
+"""``Pipeline`` and ``pipeline_def``: define a graph once, iterate it many ways.
+
+Life cycle (a state enum, not flags)::
+
+    NEW --build()--> BUILT --start (first iteration)--> RUNNING --close()--> CLOSED
+                                                            \\--stage error--> FAILED
+
+The engine runs on an asyncio loop: the caller's loop for ``async with`` /
+``async for``, or a background loop thread for ``iter()`` / ``run()``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import functools
+import os
+import secrets
+import threading
+import warnings
+import weakref
+from typing import Any, AsyncIterator, Callable, Coroutine, Iterator, Sequence, TypeVar
+
+from .errors import (
+    DeviceUnavailableError,
+    PipelineClosedError,
+    PipelineDefinitionError,
+    PipelineError,
+)
+from .graph import DataNode, topological_order
+from .ops.base import EpochInfo, Source
+from .runtime.engine import Batch, Engine
+from .runtime.loop_thread import LoopThread
+from .runtime.plan import ExecutionPlan, make_plan
+from .runtime.stages import ErrorPolicy
+from .runtime.stats import PipelineStats
+from .runtime.work import EndOfEpoch
+from .types import Device
+
+__all__ = ["Pipeline", "pipeline_def", "PipelineState", "CpuFallbackWarning"]
+
+T = TypeVar("T")
+
+PIPELINE_ARGUMENTS = (
+    "batch_size",
+    "num_threads",
+    "device_id",
+    "seed",
+    "prefetch_queue_depth",
+    "on_error",
+)
+
+
+class CpuFallbackWarning(UserWarning):
+    """``device_id='auto'`` found no GPU and runs GPU operators on the CPU."""
+
+
+class PipelineState(enum.Enum):
+    NEW = "new"
+    BUILT = "built"
+    RUNNING = "running"
+    FAILED = "failed"
+    CLOSED = "closed"
+
+
+def _gpu_count() -> int:
+    """Number of usable CUDA devices (0 when cupy or the driver is missing)."""
+    from .backend import gpu_count
+
+    return gpu_count()
+
+
+class _Resources:
+    """What must be released even if the user forgets ``close()`` (weakref finalizer)."""
+
+    def __init__(self) -> None:
+        self.engine: Engine | None = None
+        self.loop_thread: LoopThread | None = None
+
+    def release(self) -> None:
+        engine, thread = self.engine, self.loop_thread
+        self.engine = None
+        self.loop_thread = None
+        if thread is not None:
+            if engine is not None and not thread.loop.is_closed():
+                try:
+                    thread.call(engine.aclose())
+                except Exception:  # noqa: BLE001 - best effort at interpreter exit
+                    pass
+            thread.stop()
+
+
+class Pipeline:
+    """A data pipeline: a traced graph plus how to run it.
+
+    Prefer ``@pipeline_def`` to build one. Iterate it with ``async for
+    outputs in pipe`` (one epoch per loop), ``for outputs in pipe.iter()``
+    (the same from synchronous code), or ``pipe.run()`` (one batch).
+
+    Args:
+        batch_size: samples per batch.
+        num_threads: worker threads for CPU operators.
+        device_id: GPU index; ``None`` for a CPU-only pipeline; ``"auto"`` to use
+            GPU 0 when present and otherwise run GPU operators on the CPU.
+        seed: seed of every random choice (shuffling, augmentations); ``None``
+            draws one (see ``pipe.seed``).
+        prefetch_queue_depth: batches buffered between two stages.
+        on_error: ``"raise"`` (a bad sample stops the pipeline with an error
+            naming its file) or ``"skip"`` (it is counted and replaced).
+    """
+
+    def __init__(
+        self,
+        batch_size: int,
+        num_threads: int = 2,
+        device_id: int | str | None = None,
+        seed: int | None = None,
+        prefetch_queue_depth: int = 2,
+        on_error: str | ErrorPolicy = "raise",
+        *,
+        definition: Callable[..., Any] | None = None,
+        args: Sequence[Any] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise PipelineDefinitionError(f"batch_size must be a positive int, got {batch_size!r}")
+        if not isinstance(num_threads, int) or num_threads < 1:
+            raise PipelineDefinitionError(f"num_threads must be a positive int, got {num_threads!r}")
+        if not isinstance(prefetch_queue_depth, int) or prefetch_queue_depth < 1:
+            raise PipelineDefinitionError(
+                f"prefetch_queue_depth must be a positive int, got {prefetch_queue_depth!r}"
+            )
+        if device_id is not None and device_id != "auto" and not (isinstance(device_id, int) and device_id >= 0):
+            raise PipelineDefinitionError(
+                f"device_id must be None (CPU only), 'auto' or a GPU index >= 0, got {device_id!r}"
+            )
+        self.batch_size = batch_size
+        self.num_threads = num_threads
+        self.device_id = device_id
+        self.seed = int(seed) if seed is not None and seed >= 0 else secrets.randbits(63)
+        self.prefetch_queue_depth = prefetch_queue_depth
+        self.on_error = ErrorPolicy.parse(on_error)
+        self._outputs: tuple[DataNode, ...] | None = None
+        self._plan: ExecutionPlan | None = None
+        self._state = PipelineState.NEW
+        self._lock = threading.Lock()
+        self._epoch_open = False
+        self._resume_at = (0, 0)
+        self._resources = _Resources()
+        self._finalizer = weakref.finalize(self, self._resources.release)
+        if definition is not None:
+            self.set_outputs(*_as_outputs(definition(*args, **(kwargs or {}))))
+
+    # --- definition -------------------------------------------------------
+    def set_outputs(self, *outputs: DataNode) -> None:
+        """Declare the pipeline's outputs (done for you by ``pipeline_def``)."""
+        if self._state is not PipelineState.NEW:
+            raise PipelineDefinitionError("set_outputs() must be called before the pipeline is built")
+        self._outputs = tuple(outputs)
+
+    def build(self) -> None:
+        """Validate the graph and plan its stages (done on first use if not called)."""
+        if self._state is not PipelineState.NEW:
+            return
+        if self._outputs is None:
+            raise PipelineDefinitionError("the pipeline has no outputs; use @pipeline_def or set_outputs()")
+        self._resolve_devices(self._outputs)
+        self._plan = make_plan(self._outputs, self.seed)
+        self._state = PipelineState.BUILT
+
+    def _resolve_devices(self, outputs: Sequence[DataNode]) -> None:
+        nodes = topological_order(outputs)
+        gpu_nodes = [n for n in nodes if n.op.device is not Device.CPU]
+        if not gpu_nodes:
+            return
+        names = ", ".join(sorted({n.op.name for n in gpu_nodes}))
+        if self.device_id is None:
+            raise PipelineDefinitionError(
+                f"operators {names} run on the GPU, but the pipeline was built with device_id=None "
+                "(CPU only). Pass device_id=0 to use the GPU, or device_id='auto' to run them on the "
+                "CPU when no GPU is present."
+            )
+        available = _gpu_count()
+        if self.device_id == "auto" and available == 0:
+            warnings.warn(
+                f"device_id='auto': no usable GPU found; running {names} on the CPU",
+                CpuFallbackWarning,
+                stacklevel=4,
+            )
+            for node in nodes:
+                node.op.run_on(Device.CPU)
+                for data in node.outputs:
+                    data.device = Device.CPU
+            return
+        index = 0 if self.device_id == "auto" else int(self.device_id)  # type: ignore[arg-type]
+        if index >= available:
+            raise DeviceUnavailableError(
+                f"the pipeline needs GPU {index} for {names}, but {available} usable GPU(s) were "
+                "found (is the NVIDIA driver installed, and `pip install 'streamflow[gpu]'` done?). "
+                "Use device_id='auto' to fall back to the CPU."
+            )
+        raise DeviceUnavailableError(
+            f"GPU execution of {names} is not available in this version of streamflow yet; "
+            "use device='cpu' operators, or device_id='auto' on a machine without a GPU"
+        )
+
+    # --- state ------------------------------------------------------------
+    @property
+    def state(self) -> PipelineState:
+        return self._state
+
+    def _check_usable(self) -> None:
+        if self._state is PipelineState.CLOSED:
+            raise PipelineClosedError("the pipeline is closed; create a new one to read again")
+
+    async def _start_here(self) -> Engine:
+        """Start the engine on the running loop (once)."""
+        self._check_usable()
+        engine = self._resources.engine
+        if engine is not None:
+            return engine
+        self.build()
+        assert self._plan is not None
+        epoch, batch = self._resume_at
+        engine = Engine(
+            self._plan,
+            batch_size=self.batch_size,
+            num_threads=self.num_threads,
+            prefetch_queue_depth=self.prefetch_queue_depth,
+            on_error=self.on_error,
+            seed=self.seed,
+            start_epoch=epoch,
+            start_batch=batch,
+        )
+        engine.start()
+        self._resources.engine = engine
+        self._state = PipelineState.RUNNING
+        return engine
+
+    # --- running on the right loop ----------------------------------------
+    async def _on_engine_loop(self, make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+        """Run ``make()`` on the loop that owns the engine, from async code."""
+        engine = self._resources.engine
+        if engine is None:
+            await self._start_here()
+            return await make()
+        if engine.loop is asyncio.get_running_loop():
+            return await make()
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(make(), engine.loop))  # type: ignore[arg-type]
+
+    def _on_engine_loop_sync(self, make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+        """Run ``make()`` on the engine's loop from synchronous code, and wait."""
+        self._check_usable()
+        with self._lock:
+            if self._resources.engine is None:
+                try:
+                    asyncio.get_running_loop()
+                    inside_loop = True
+                except RuntimeError:
+                    inside_loop = False
+                if inside_loop:
+                    raise RuntimeError(
+                        "pipe.iter() / pipe.run() block, and were called from a running event loop; "
+                        "in async code use `async with pipe:` and `async for outputs in pipe`"
+                    )
+                thread = LoopThread()
+                self._resources.loop_thread = thread
+                thread.call(self._start_here())
+        engine = self._resources.engine
+        assert engine is not None and engine.loop is not None
+        thread = self._resources.loop_thread
+        if thread is not None and thread.loop is engine.loop:
+            return thread.call(make())
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is engine.loop:
+            raise RuntimeError(
+                "pipe.iter() / pipe.run() were called inside the event loop that runs the pipeline; "
+                "use `async for outputs in pipe` there"
+            )
+        return asyncio.run_coroutine_threadsafe(make(), engine.loop).result()
+
+    # --- consuming --------------------------------------------------------
+    async def _next_in_epoch(self) -> Batch | None:
+        """On the engine loop: the next batch of the current epoch, or None at its end."""
+        engine = self._resources.engine
+        assert engine is not None
+        try:
+            item = await engine.next_item()
+        except PipelineError:
+            self._state = PipelineState.FAILED
+            raise
+        if isinstance(item, EndOfEpoch):
+            self._epoch_open = False
+            return None
+        self._epoch_open = True
+        return engine.to_batch(item)
+
+    async def __aenter__(self) -> "Pipeline":
+        await self._start_here()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self.aclose()
+
+    def __aiter__(self) -> AsyncIterator[Batch]:
+        return self._iterate_epoch()
+
+    async def _iterate_epoch(self) -> AsyncIterator[Batch]:
+        while True:
+            batch = await self._on_engine_loop(self._next_in_epoch)
+            if batch is None:
+                return
+            yield batch
+
+    def iter(self) -> Iterator[Batch]:
+        """Iterate one epoch from synchronous code (the engine runs on a background loop)."""
+        while True:
+            batch = self._on_engine_loop_sync(self._next_in_epoch)
+            if batch is None:
+                return
+            yield batch
+
+    def __iter__(self) -> Iterator[Batch]:
+        return self.iter()
+
+    def run(self) -> Batch:
+        """The next batch of the current epoch.
+
+        Raises:
+            StopIteration: the epoch has ended; the next call starts the next epoch.
+        """
+        batch = self._on_engine_loop_sync(self._next_in_epoch)
+        if batch is None:
+            raise StopIteration("end of epoch; call run() again for the next epoch")
+        return batch
+
+    async def arun(self) -> Batch:
+        """Async twin of ``run()``; raises ``StopAsyncIteration`` at the end of an epoch."""
+        batch = await self._on_engine_loop(self._next_in_epoch)
+        if batch is None:
+            raise StopAsyncIteration("end of epoch")
+        return batch
+
+    async def _skip_rest_of_epoch(self) -> None:
+        while self._epoch_open:
+            await self._next_in_epoch()
+
+    def reset(self) -> None:
+        """Skip what is left of the current epoch; the next iteration starts a new one."""
+        if self._resources.engine is None:
+            return
+        self._on_engine_loop_sync(self._skip_rest_of_epoch)
+
+    async def areset(self) -> None:
+        """Async twin of ``reset()``."""
+        if self._resources.engine is None:
+            return
+        await self._on_engine_loop(self._skip_rest_of_epoch)
+
+    # --- shutting down ----------------------------------------------------
+    def close(self) -> None:
+        """Stop the pipeline and release every thread, task and file (idempotent)."""
+        if self._state is PipelineState.CLOSED:
+            return
+        engine, thread = self._resources.engine, self._resources.loop_thread
+        if engine is not None and thread is None:
+            loop = engine.loop
+            assert loop is not None
+            try:
+                running = asyncio.get_running_loop()
+            except RuntimeError:
+                running = None
+            if running is loop:
+                raise RuntimeError("close() would block the event loop that runs the pipeline; use `await pipe.aclose()`")
+            if loop.is_running():
+                asyncio.run_coroutine_threadsafe(engine.aclose(), loop).result()
+            self._resources.engine = None
+        self._resources.release()
+        self._state = PipelineState.CLOSED
+
+    async def aclose(self) -> None:
+        """Async twin of ``close()``."""
+        if self._state is PipelineState.CLOSED:
+            return
+        engine, thread = self._resources.engine, self._resources.loop_thread
+        if engine is not None and thread is None:
+            await engine.aclose()
+            self._resources.engine = None
+        elif thread is not None:
+            await asyncio.wrap_future(thread.submit(engine.aclose())) if engine else None
+            self._resources.engine = None
+            thread.stop()
+            self._resources.loop_thread = None
+        self._state = PipelineState.CLOSED
+
+    def __enter__(self) -> "Pipeline":
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    # --- information ------------------------------------------------------
+    def stats(self) -> PipelineStats:
+        """Counters of the running pipeline (stages, operators, skipped samples)."""
+        engine = self._resources.engine
+        if engine is None:
+            return PipelineStats(stages=(), operators=(), batches_delivered=0, samples_delivered=0)
+        return engine.stats()
+
+    def _readers(self) -> dict[str, Source]:
+        self.build()
+        assert self._plan is not None
+        return {node.name: node.op for node in self._plan.sources}  # type: ignore[misc]
+
+    def reader_meta(self, name: str | None = None) -> dict[str, Any]:
+        """DALI-style reader metadata (epoch_size, epoch_size_padded, shards...)."""
+        readers = self._readers()
+        if name is None:
+            return {n: _meta(r.epoch_info()) for n, r in readers.items() if r.epoch_info() is not None}
+        if name not in readers:
+            raise KeyError(f"no reader named {name!r}; the pipeline's sources are {sorted(readers)}")
+        info = readers[name].epoch_info()
+        if info is None:
+            raise ValueError(f"source {name!r} has no fixed epoch size")
+        return _meta(info)
+
+    def epoch_size(self, name: str | None = None) -> int | dict[str, int]:
+        """Samples per epoch of reader ``name`` (or of every reader, as a dict)."""
+        if name is not None:
+            return int(self.reader_meta(name)["epoch_size"])
+        return {n: int(m["epoch_size"]) for n, m in self.reader_meta().items()}
+
+    def __repr__(self) -> str:
+        return (
+            f"Pipeline(batch_size={self.batch_size}, num_threads={self.num_threads}, "
+            f"device_id={self.device_id!r}, seed={self.seed}, state={self._state.value})"
+        )
+
+
+def _meta(info: EpochInfo | None) -> dict[str, Any]:
+    assert info is not None
+    return {
+        "epoch_size": info.epoch_size,
+        "epoch_size_padded": info.epoch_size_padded,
+        "shard_size": info.shard_size,
+        "number_of_shards": info.number_of_shards,
+        "shard_id": info.shard_id,
+        "pad_last_batch": info.pad_last_batch,
+        "stick_to_shard": info.stick_to_shard,
+    }
+
+
+def _as_outputs(result: Any) -> tuple[DataNode, ...]:
+    if isinstance(result, DataNode):
+        return (result,)
+    if isinstance(result, (tuple, list)):
+        return tuple(result)
+    raise PipelineDefinitionError(
+        f"a pipeline definition must return a DataNode or a tuple of them, got {type(result).__name__}"
+    )
+
+
+def pipeline_def(
+    fn: Callable[..., Any] | None = None,
+    *,
+    batch_size: int = 1,
+    num_threads: int | None = None,
+    device_id: int | str | None = None,
+    seed: int | None = None,
+    prefetch_queue_depth: int = 2,
+    on_error: str = "raise",
+) -> Any:
+    """Decorate a graph-building function; calling it returns a ``Pipeline``.
+
+    The pipeline arguments given here are defaults; the same names passed
+    when calling the decorated function override them::
+
+        @sf.pipeline_def(batch_size=64, num_threads=2, seed=1)
+        def pipe(root): ...
+
+        p = pipe("data/train", batch_size=128)
+    """
+    defaults = {
+        "batch_size": batch_size,
+        "num_threads": num_threads if num_threads is not None else min(4, os.cpu_count() or 1),
+        "device_id": device_id,
+        "seed": seed,
+        "prefetch_queue_depth": prefetch_queue_depth,
+        "on_error": on_error,
+    }
+
+    def decorate(definition: Callable[..., Any]) -> Callable[..., Pipeline]:
+        @functools.wraps(definition)
+        def create(*args: Any, **kwargs: Any) -> Pipeline:
+            settings = dict(defaults)
+            for key in PIPELINE_ARGUMENTS:
+                if key in kwargs:
+                    settings[key] = kwargs.pop(key)
+            return Pipeline(**settings, definition=definition, args=args, kwargs=kwargs)
+
+        return create
+
+    return decorate(fn) if fn is not None else decorate

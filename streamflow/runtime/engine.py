@@ -1,0 +1,274 @@
+"""The running engine: one asyncio task per stage, joined by bounded channels.
+
+::
+
+    SourceStage --ch--> ComputeStage(cpu) --ch--> ... --ch--> consumer
+       (read)                                       last stage builds TensorLists
+
+Every channel holds at most ``prefetch_queue_depth`` batches, so at most
+``stages * (depth + 1)`` batches exist at once, whatever the consumer does.
+A stage that fails closes every channel with its error: the consumer gets
+that one error, the other tasks are cancelled, and ``aclose`` joins the pools.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from ..errors import PipelineClosedError, PipelineError
+from ..graph import DataNode
+from .channel import Channel, EndOfStream
+from .io_pool import IOPool, WorkerPool
+from .plan import ExecutionPlan, StageKind
+from .stages import ComputeStage, ErrorPolicy, SourceStage, StageContext, assemble_outputs
+from .stats import PipelineStats, StageStats, StatsRecorder
+from .work import EndOfEpoch, Work
+
+__all__ = ["Engine", "Batch"]
+
+
+class Batch(tuple):  # type: ignore[type-arg]
+    """The outputs of one batch (a tuple of ``TensorList``), with where it came from.
+
+    Attributes:
+        epoch: the epoch it belongs to.
+        batch_index: its index within the epoch.
+        sample_ids: identities of its samples.
+        sources: the source file (or description) of each sample.
+    """
+
+    epoch: int
+    batch_index: int
+    sources: list[str | None]
+
+
+class _StageTimes:
+    def __init__(self) -> None:
+        self.batches = 0
+        self.samples = 0
+        self.busy = 0.0
+        self.wait_in = 0.0
+        self.wait_out = 0.0
+
+
+def _needed_after(plan: ExecutionPlan) -> list[set[DataNode]]:
+    """For each stage, the data nodes that later stages or the outputs read."""
+    keep: list[set[DataNode]] = []
+    for i in range(len(plan.stages)):
+        needed = set(plan.outputs)
+        for later in plan.stages[i + 1 :]:
+            for node in later.nodes:
+                needed.update(node.upstream)
+        keep.append(needed)
+    return keep
+
+
+class Engine:
+    """Runs an ``ExecutionPlan`` on the current event loop.
+
+    Args:
+        plan: what to run.
+        batch_size: samples per batch.
+        num_threads: worker threads for CPU operators.
+        prefetch_queue_depth: capacity of each channel between stages.
+        on_error: ``raise`` or ``skip``.
+        start_epoch: the first epoch to produce (for resuming).
+    """
+
+    def __init__(
+        self,
+        plan: ExecutionPlan,
+        *,
+        batch_size: int,
+        num_threads: int,
+        prefetch_queue_depth: int,
+        on_error: ErrorPolicy,
+        seed: int,
+        start_epoch: int = 0,
+        start_batch: int = 0,
+    ) -> None:
+        self.plan = plan
+        self.batch_size = batch_size
+        self.stats_recorder = StatsRecorder()
+        self.workers = WorkerPool(num_threads)
+        self.io = IOPool(max(4, 2 * num_threads))
+        self._ctx = StageContext(
+            plan=plan,
+            batch_size=batch_size,
+            workers=self.workers,
+            stats=self.stats_recorder,
+            on_error=on_error,
+            replace=self._replace,
+            chunks_per_batch=max(1, 2 * num_threads),
+        )
+        keep = _needed_after(plan)
+        stages = list(plan.stages)
+        self.source_stage = SourceStage(stages[0], self._ctx, keep[0])
+        self.compute_stages = [ComputeStage(s, self._ctx, keep[i + 1]) for i, s in enumerate(stages[1:])]
+        for node in plan.sources:
+            node.op.prepare(batch_size, seed, self.io)  # type: ignore[attr-defined]
+        names = [s.label for s in [self.source_stage, *self.compute_stages]]
+        self.channels: list[Channel[Any]] = [
+            Channel(prefetch_queue_depth, name=f"{name}->next") for name in names
+        ]
+        self._times = [_StageTimes() for _ in names]
+        self._tasks: list[asyncio.Task[None]] = []
+        self._error: BaseException | None = None
+        self._closed = False
+        self._start_epoch = start_epoch
+        self._start_batch = start_batch
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    # --- life cycle -------------------------------------------------------
+    def start(self) -> None:
+        """Create the stage tasks on the running loop."""
+        self.loop = asyncio.get_running_loop()
+        self._tasks.append(asyncio.create_task(self._guard(0, self._run_source()), name="streamflow:read"))
+        for i, stage in enumerate(self.compute_stages, start=1):
+            task = asyncio.create_task(self._guard(i, self._run_compute(i, stage)), name=f"streamflow:{stage.label}")
+            self._tasks.append(task)
+
+    async def aclose(self) -> None:
+        """Cancel the stages, wait for them, release threads and sources."""
+        if self._closed:
+            return
+        self._closed = True
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        for ch in self.channels:
+            await ch.close(PipelineClosedError("the pipeline was closed"))
+            ch.discard()
+        # Joining takes at most one chunk of work; no default-executor thread is used.
+        self.workers.shutdown()
+        self.io.shutdown()
+        for node in self.plan.sources:
+            node.op.close()  # type: ignore[attr-defined]
+
+    async def _guard(self, index: int, body: Any) -> None:
+        try:
+            await body
+        except asyncio.CancelledError:
+            raise
+        except EndOfStream:
+            pass
+        except BaseException as exc:  # noqa: BLE001 - forwarded to the consumer
+            await self._fail(index, exc)
+
+    async def _fail(self, index: int, exc: BaseException) -> None:
+        if self._error is not None:
+            return
+        label = ([self.source_stage.label] + [s.label for s in self.compute_stages])[index]
+        if not isinstance(exc, PipelineError):
+            wrapped = PipelineError(f"stage {label!r} failed: {type(exc).__name__}: {exc}", stage=label)
+            wrapped.__cause__ = exc
+            exc = wrapped
+        elif exc.stage is None:
+            exc.stage = label
+            exc.args = (f"stage {label!r}: {exc.args[0]}",)
+        self._error = exc
+        for ch in self.channels:
+            await ch.close(exc)
+        for task in self._tasks:
+            if task is not asyncio.current_task():
+                task.cancel()
+
+    # --- stage loops --------------------------------------------------------
+    async def _put(self, index: int, item: Any) -> None:
+        began = time.perf_counter()
+        await self.channels[index].put(item)
+        self._times[index].wait_out += time.perf_counter() - began
+
+    async def _run_source(self) -> None:
+        stage, times = self.source_stage, self._times[0]
+        epoch, first_batch = self._start_epoch, self._start_batch
+        while True:
+            stage.start_epoch(epoch)
+            batch_index = first_batch
+            while True:
+                began = time.perf_counter()
+                work = await stage.read(epoch, batch_index)
+                times.busy += time.perf_counter() - began
+                if work is None:
+                    break
+                times.batches += 1
+                times.samples += len(work)
+                if not self.compute_stages:
+                    work.outputs = await self.workers.call(assemble_outputs, self.plan, work)
+                await self._put(0, work)
+                batch_index += 1
+            await self._put(0, EndOfEpoch(epoch, batch_index))
+            epoch, first_batch = epoch + 1, 0
+
+    async def _run_compute(self, index: int, stage: ComputeStage) -> None:
+        source, times = self.channels[index - 1], self._times[index]
+        last = index == len(self.compute_stages)
+        while True:
+            began = time.perf_counter()
+            item = await source.get()
+            got = time.perf_counter()
+            times.wait_in += got - began
+            if isinstance(item, Work):
+                item = await stage.process(item)
+                if last:
+                    item.outputs = await self.workers.call(assemble_outputs, self.plan, item)
+                times.busy += time.perf_counter() - got
+                times.batches += 1
+                times.samples += len(item)
+            await self._put(index, item)
+
+    async def _replace(self, epoch: int, sample_id: int, attempt: int, up_to: StageKind) -> Work | None:
+        work = await self.source_stage.read_replacement(epoch, sample_id, attempt)
+        if work is None:
+            return None
+        for stage in self.compute_stages:
+            if stage.kind > up_to:
+                break
+            work = await stage.process(work, attempt)
+        return work
+
+    # --- consumer side ------------------------------------------------------
+    async def next_item(self) -> Work | EndOfEpoch:
+        """The next finished batch or end-of-epoch marker."""
+        if self._closed:
+            raise PipelineClosedError("the pipeline was closed")
+        item = await self.channels[-1].get()
+        if isinstance(item, Work):
+            self.stats_recorder.batches_delivered += 1
+            self.stats_recorder.samples_delivered += len(item)
+        return item
+
+    @staticmethod
+    def to_batch(work: Work) -> Batch:
+        batch = Batch(work.outputs or ())
+        batch.epoch = work.epoch
+        batch.batch_index = work.batch_index
+        batch.sources = work.sources
+        batch.sample_ids = work.sample_ids  # type: ignore[attr-defined]
+        return batch
+
+    def stats(self) -> PipelineStats:
+        stages = []
+        labels = [self.source_stage.label] + [s.label for s in self.compute_stages]
+        for label, times, ch in zip(labels, self._times, self.channels):
+            stages.append(
+                StageStats(
+                    name=label,
+                    batches=times.batches,
+                    samples=times.samples,
+                    busy_time=times.busy,
+                    wait_input_time=times.wait_in,
+                    wait_output_time=times.wait_out,
+                    output_queue=ch.stats(),
+                )
+            )
+        rec = self.stats_recorder
+        return PipelineStats(
+            stages=tuple(stages),
+            operators=rec.operators(),
+            batches_delivered=rec.batches_delivered,
+            samples_delivered=rec.samples_delivered,
+            skipped=tuple(rec.skipped),
+        )

@@ -1,0 +1,304 @@
+"""The work of each stage on one batch: reading (sources) and computing (operators).
+
+A ``SourceStage`` asks every source for batch ``b`` of epoch ``e`` and joins
+their outputs into a ``Work``. A ``ComputeStage`` splits a batch's rows into
+chunks, runs its chain of operators on each chunk in a worker thread (one
+thread call per chunk for the whole chain: decode -> resize -> normalize of
+an image happen back to back while it is hot in cache), and joins the
+chunks again. Failed samples are either raised as a ``PipelineError`` naming
+stage, operator and file, or (``on_error="skip"``) counted and replaced.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
+
+import numpy as np
+
+from ..errors import PipelineError, SampleError
+from ..graph import DataNode, OpNode
+from ..ops.base import Chunk, Source, SourceBatch
+from ..tensor import TensorList
+from .io_pool import WorkerPool
+from .plan import ExecutionPlan, StageKind, StagePlan
+from .stats import SkippedSample, StatsRecorder
+from .work import Work
+
+if TYPE_CHECKING:
+    pass
+
+__all__ = ["ErrorPolicy", "StageContext", "SourceStage", "ComputeStage", "assemble_outputs"]
+
+# A replacement sample that fails is itself replaced; past this many failures
+# in a row for one slot the data set is probably unreadable, so stop.
+MAX_REPLACEMENT_ATTEMPTS = 64
+
+
+class ErrorPolicy(enum.Enum):
+    """What a pipeline does with a sample that fails (``on_error``)."""
+
+    RAISE = "raise"
+    SKIP = "skip"
+
+    @classmethod
+    def parse(cls, value: "str | ErrorPolicy") -> "ErrorPolicy":
+        if isinstance(value, ErrorPolicy):
+            return value
+        try:
+            return cls(str(value).lower())
+        except ValueError:
+            raise ValueError(f"on_error must be 'raise' or 'skip', got {value!r}") from None
+
+
+Replacer = Callable[[int, int, int, StageKind], Awaitable["Work | None"]]
+
+
+@dataclass
+class StageContext:
+    """What stages share: the plan, pools, counters and the error policy."""
+
+    plan: ExecutionPlan
+    batch_size: int
+    workers: WorkerPool
+    stats: StatsRecorder
+    on_error: ErrorPolicy
+    replace: Replacer  # (epoch, sample_id, attempt, up_to_stage) -> one-row Work
+    chunks_per_batch: int
+
+
+def sample_failure(stage: str, node: OpNode, error: SampleError) -> PipelineError:
+    """The consumer-facing error for one failed sample."""
+    where = f"file {error.source!r}" if error.source else "an unnamed sample"
+    exc = PipelineError(
+        f"stage {stage!r}, operator {node.name!r} failed on {where}: {error.reason}",
+        stage=stage,
+        operator=node.name,
+        source=error.source,
+    )
+    exc.__cause__ = error
+    return exc
+
+
+def _join_source_batches(batches: list[SourceBatch], nodes: tuple[OpNode, ...]) -> tuple[Work, dict[int, tuple[OpNode, SampleError]]]:
+    sizes = {len(b) for b in batches}
+    if len(sizes) != 1:
+        names = ", ".join(f"{n.name}: {len(b)}" for n, b in zip(nodes, batches))
+        raise PipelineError(
+            f"the pipeline's sources gave batches of different sizes ({names}); "
+            "all sources must yield the same number of samples per batch",
+            stage="read",
+        )
+    first = batches[0]
+    sources = list(first.sources)
+    for batch in batches[1:]:
+        sources = [a if a is not None else b for a, b in zip(sources, batch.sources)]
+    work = Work(epoch=0, batch_index=0, sample_ids=np.asarray(first.sample_ids, dtype=np.int64), sources=sources)
+    failures: dict[int, tuple[OpNode, SampleError]] = {}
+    for node, batch in zip(nodes, batches):
+        for i, out in enumerate(node.outputs):
+            work.values[out] = batch.outputs[i]
+        for row, err in batch.failures.items():
+            failures.setdefault(row, (node, err))
+    return work, failures
+
+
+class _Stage:
+    kind: StageKind
+
+    def __init__(self, plan: StagePlan, ctx: StageContext, keep: set[DataNode]) -> None:
+        self.plan = plan
+        self.kind = plan.kind
+        self.ctx = ctx
+        self.keep = keep  # data nodes needed after this stage
+        self.label = plan.kind.label
+
+    def _drop_unneeded(self, work: Work) -> None:
+        for key in [k for k in work.values if k not in self.keep]:
+            del work.values[key]
+
+    async def _handle_failures(
+        self, work: Work, failures: dict[int, tuple[OpNode, SampleError]], attempt: int
+    ) -> Work:
+        """Raise for the first failure, or drop and replace the failed rows."""
+        if not failures:
+            return work
+        if self.ctx.on_error is ErrorPolicy.RAISE:
+            row = min(failures)
+            node, err = failures[row]
+            raise sample_failure(self.label, node, err)
+        for row, (node, err) in sorted(failures.items()):
+            self.ctx.stats.add_skip(SkippedSample(err.source, self.label, node.name, err.reason))
+        failed = sorted(failures)
+        kept = work.select([r for r in range(len(work)) if r not in failures])
+        kept.epoch, kept.batch_index = work.epoch, work.batch_index
+        dropped = 0  # rows whose source cannot replace them (user data): the batch shrinks
+        for position in failed:
+            replacement = await self.ctx.replace(work.epoch, int(work.sample_ids[position]), attempt + 1, self.kind)
+            if replacement is None:
+                dropped += 1
+            else:
+                kept.put_rows([position - dropped], replacement)
+        return kept
+
+
+class SourceStage(_Stage):
+    """Reads one batch from every source of the pipeline."""
+
+    @property
+    def sources(self) -> list[Source]:
+        return [node.op for node in self.plan.nodes]  # type: ignore[misc]
+
+    def start_epoch(self, epoch: int) -> None:
+        for source in self.sources:
+            source.start_epoch(epoch)
+
+    async def read(self, epoch: int, batch_index: int) -> Work | None:
+        batches = [await source.read_batch(epoch, batch_index) for source in self.sources]
+        ended = [b is None for b in batches]
+        if all(ended):
+            return None
+        if any(ended):
+            names = [n.name for n, e in zip(self.plan.nodes, ended) if e]
+            raise PipelineError(
+                f"sources {names} ended epoch {epoch} before the others; all sources must "
+                "have epochs of the same length",
+                stage=self.label,
+            )
+        work, failures = _join_source_batches(batches, self.plan.nodes)  # type: ignore[arg-type]
+        work.epoch, work.batch_index = epoch, batch_index
+        return await self._handle_failures(work, failures, 0)
+
+    async def read_replacement(self, epoch: int, sample_id: int, attempt: int) -> Work | None:
+        if attempt > MAX_REPLACEMENT_ATTEMPTS:
+            raise PipelineError(
+                f"on_error='skip' gave up: {MAX_REPLACEMENT_ATTEMPTS} replacement samples in a "
+                "row failed; the data set looks unreadable (see pipe.stats().skipped)",
+                stage=self.label,
+            )
+        replacements = [await source.read_replacement(epoch, sample_id, attempt) for source in self.sources]
+        if any(r is None for r in replacements):
+            return None
+        batches: list[SourceBatch] = replacements  # type: ignore[assignment]
+        work, failures = _join_source_batches(batches, self.plan.nodes)  # type: ignore[arg-type]
+        work.epoch = epoch
+        return await self._handle_failures(work, failures, attempt)
+
+
+class ComputeStage(_Stage):
+    """Runs a chain of operators on the rows of each batch, chunk by chunk."""
+
+    async def process(self, work: Work, attempt: int = 0) -> Work:
+        if attempt > MAX_REPLACEMENT_ATTEMPTS:
+            raise PipelineError(
+                f"on_error='skip' gave up: {MAX_REPLACEMENT_ATTEMPTS} replacement samples in a "
+                "row failed in this stage; see pipe.stats().skipped",
+                stage=self.label,
+            )
+        n = len(work)
+        if n == 0:
+            return work
+        parts = min(n, self.ctx.chunks_per_batch)
+        bounds = [round(i * n / parts) for i in range(parts + 1)]
+        import asyncio
+
+        results = await asyncio.gather(
+            *(self.ctx.workers.call(self._run_chain, work, bounds[i], bounds[i + 1]) for i in range(parts))
+        )
+        failures: dict[int, tuple[OpNode, SampleError]] = {}
+        for i, (values, chunk_failures) in enumerate(results):
+            failures.update(chunk_failures)
+            for key, column in values.items():
+                work.values.setdefault(key, []).extend(column)
+        self.ctx.stats.count_op_batch([node.name for node in self.plan.nodes])
+        self._drop_unneeded(work)
+        return await self._handle_failures(work, failures, attempt)
+
+    def _run_chain(self, work: Work, start: int, stop: int) -> tuple[dict[DataNode, list[Any]], dict[int, tuple[OpNode, SampleError]]]:
+        """Worker thread: every operator of the stage on rows [start, stop)."""
+        size = stop - start
+        local: dict[DataNode, list[Any]] = {}
+        failures: dict[int, tuple[OpNode, SampleError]] = {}
+        alive = list(range(size))
+        ids = work.sample_ids[start:stop]
+        sources = work.sources[start:stop]
+
+        def column(data: DataNode) -> list[Any]:
+            col = local.get(data)
+            return col if col is not None else work.values[data][start:stop]
+
+        for node in self.plan.nodes:
+            if not alive:
+                break
+            chunk = Chunk(
+                inputs=[[column(d)[r] for r in alive] for d in node.inputs],
+                args={name: [column(d)[r] for r in alive] for name, d in node.arg_inputs.items()},
+                sample_ids=ids[alive],
+                sources=[sources[r] for r in alive],
+                epoch=work.epoch,
+                key=self.ctx.plan.random_keys[id(node)],
+            )
+            began = time.perf_counter()
+            outputs = _run_isolated(node, chunk)
+            self.ctx.stats.add_op_time(node.name, time.perf_counter() - began)
+            for index, data in enumerate(node.outputs):
+                col: list[Any] = [None] * size
+                for j, r in enumerate(alive):
+                    col[r] = outputs[index][j]
+                local[data] = col
+            if chunk.failures:
+                for j, err in chunk.failures.items():
+                    failures[start + alive[j]] = (node, err)
+                alive = [r for j, r in enumerate(alive) if j not in chunk.failures]
+                if self.ctx.on_error is ErrorPolicy.RAISE:
+                    break
+        return local, failures
+
+
+def _run_isolated(node: OpNode, chunk: Chunk) -> list[list[Any]]:
+    """Run the operator; if it raises, rerun row by row to find the culprit(s)."""
+    try:
+        outputs = node.op.run(chunk)
+    except Exception as whole_error:  # noqa: BLE001 - attributed to samples below
+        if len(chunk) == 1:
+            chunk.fail(0, whole_error)
+            return [[None] for _ in node.outputs]
+        outputs = [[None] * len(chunk) for _ in node.outputs]
+        for row in range(len(chunk)):
+            single = Chunk(
+                inputs=[[col[row]] for col in chunk.inputs],
+                args={k: [v[row]] for k, v in chunk.args.items()},
+                sample_ids=chunk.sample_ids[row : row + 1],
+                sources=[chunk.sources[row]],
+                epoch=chunk.epoch,
+                key=chunk.key,
+            )
+            try:
+                result = node.op.run(single)
+            except Exception as e:  # noqa: BLE001 - reported as this sample's failure
+                single.fail(0, e)
+            if single.failures:
+                chunk.failures[row] = single.failures[0]
+                continue
+            for index in range(len(node.outputs)):
+                outputs[index][row] = result[index][0]
+        return outputs
+    if len(outputs) != len(node.outputs) or any(len(col) != len(chunk) for col in outputs):
+        raise PipelineError(
+            f"operator {node.name!r} returned {len(outputs)} outputs of lengths "
+            f"{[len(c) for c in outputs]}, expected {len(node.outputs)} of {len(chunk)}",
+            operator=node.name,
+        )
+    return outputs
+
+
+def assemble_outputs(plan: ExecutionPlan, work: Work) -> tuple[TensorList, ...]:
+    """Worker thread: turn the output columns into TensorLists (dense when possible)."""
+    result = []
+    for data in plan.outputs:
+        op = data.producer.op
+        layout = op.layout(data.index) if hasattr(op, "layout") else ""
+        result.append(TensorList.from_samples(work.values[data], layout=layout, device=data.device))
+    return tuple(result)

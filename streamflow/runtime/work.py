@@ -1,0 +1,60 @@
+"""``Work``: the rows of one batch as they travel from stage to stage."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..graph import DataNode
+
+__all__ = ["Work", "EndOfEpoch"]
+
+
+@dataclass(frozen=True)
+class EndOfEpoch:
+    """Marker that follows the last batch of ``epoch`` through the stages."""
+
+    epoch: int
+    batches: int
+
+
+@dataclass
+class Work:
+    """One batch in flight: per data node, the list of per-sample values.
+
+    Every list in ``values`` has one entry per row, aligned with
+    ``sample_ids`` and ``sources``.
+    """
+
+    epoch: int
+    batch_index: int
+    sample_ids: np.ndarray
+    sources: list[str | None]
+    values: dict[DataNode, list[Any]] = field(default_factory=dict)
+    outputs: tuple[Any, ...] | None = None  # TensorLists, set by the last stage
+
+    def __len__(self) -> int:
+        return len(self.sample_ids)
+
+    def select(self, rows: Sequence[int]) -> "Work":
+        """A new Work holding only ``rows`` (in that order)."""
+        rows = list(rows)
+        return Work(
+            epoch=self.epoch,
+            batch_index=self.batch_index,
+            sample_ids=self.sample_ids[rows],
+            sources=[self.sources[r] for r in rows],
+            values={k: [v[r] for r in rows] for k, v in self.values.items()},
+        )
+
+    def put_rows(self, positions: Sequence[int], other: "Work") -> None:
+        """Insert ``other``'s rows so that they end up at ``positions`` (sorted)."""
+        ids = list(self.sample_ids)
+        for pos, row in sorted(zip(positions, range(len(other)))):
+            ids.insert(pos, other.sample_ids[row])
+            self.sources.insert(pos, other.sources[row])
+            for key, column in self.values.items():
+                column.insert(pos, other.values[key][row])
+        self.sample_ids = np.asarray(ids, dtype=np.int64)

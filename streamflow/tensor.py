@@ -1,0 +1,146 @@
+"""``TensorList``: one output of one batch, on the host or on the GPU."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from .types import DataType, Device
+
+__all__ = ["TensorList"]
+
+
+def _array_module(x: Any) -> Any:
+    """numpy for host arrays, cupy for device arrays (imported only if present)."""
+    mod = type(x).__module__
+    if mod.startswith("cupy"):
+        import cupy  # noqa: PLC0415 - optional dependency, only for device arrays
+
+        return cupy
+    return np
+
+
+class TensorList:
+    """A batch of samples: dense (one array of shape ``(N, ...)``) or ragged.
+
+    Dense batches are stored as one contiguous array, so ``as_tensor()`` and
+    DLPack export are free. Ragged batches (samples of different shapes, such
+    as decoded images before resizing) are a list of arrays.
+
+    Args:
+        data: an array whose first axis is the batch, or a sequence of arrays.
+        layout: the per-sample layout, e.g. ``"HWC"`` or ``"CHW"`` (may be "").
+        device: where the data lives.
+    """
+
+    __slots__ = ("_dense", "_samples", "layout", "device")
+
+    def __init__(self, data: Any, layout: str = "", device: Device = Device.CPU) -> None:
+        self.layout = layout
+        self.device = device
+        if isinstance(data, (list, tuple)):
+            self._dense = None
+            self._samples: list[Any] | None = list(data)
+        else:
+            self._dense = data
+            self._samples = None
+
+    @classmethod
+    def from_samples(cls, samples: Sequence[Any], layout: str = "", device: Device = Device.CPU) -> "TensorList":
+        """Build a batch, stacking the samples into one array when they agree in shape."""
+        if samples and _uniform(samples):
+            xp = _array_module(samples[0])
+            return cls(xp.stack([xp.asarray(s) for s in samples]), layout, device)
+        return cls(list(samples), layout, device)
+
+    # --- shape and type -------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._dense) if self._dense is not None else len(self._samples or ())
+
+    def is_dense_tensor(self) -> bool:
+        """True when every sample has the same shape (the batch is one array)."""
+        return self._dense is not None or (bool(self._samples) and _uniform(self._samples or []))
+
+    def shape(self) -> list[tuple[int, ...]]:
+        """The shape of every sample."""
+        if self._dense is not None:
+            return [tuple(self._dense.shape[1:])] * len(self._dense)
+        return [tuple(np.shape(s)) for s in self._samples or ()]
+
+    @property
+    def dtype(self) -> DataType:
+        """The element type (``types.DataType``)."""
+        first = self._dense if self._dense is not None else (self._samples or [np.zeros(0)])[0]
+        return DataType.from_numpy(np.asarray(first).dtype if self.device is Device.CPU else first.dtype)
+
+    # --- access ---------------------------------------------------------
+    def at(self, i: int) -> Any:
+        """Sample ``i`` (a view, not a copy, for dense batches)."""
+        if self._dense is not None:
+            return self._dense[i]
+        return (self._samples or [])[i]
+
+    __getitem__ = at
+
+    def __iter__(self) -> Iterator[Any]:
+        return (self.at(i) for i in range(len(self)))
+
+    def as_tensor(self) -> Any:
+        """The batch as one array of shape ``(N, ...)`` (numpy or cupy).
+
+        Raises:
+            ValueError: the samples differ in shape; resize or crop them first,
+                or iterate the samples.
+        """
+        if self._dense is None:
+            samples = self._samples or []
+            if not _uniform(samples):
+                shapes = sorted({tuple(np.shape(s)) for s in samples})[:4]
+                raise ValueError(
+                    f"the batch is ragged (sample shapes include {shapes}); it cannot be one "
+                    "tensor. Resize or crop to a common shape, or use .at(i) per sample."
+                )
+            xp = _array_module(samples[0]) if samples else np
+            self._dense = xp.stack(samples) if samples else np.zeros((0,))
+            self._samples = None
+        return self._dense
+
+    def as_array(self) -> Any:
+        """The batch as one host numpy array (copied from the GPU if needed)."""
+        return np.asarray(self.as_cpu().as_tensor())
+
+    def as_cpu(self) -> "TensorList":
+        """This batch on the host (itself when already there)."""
+        if self.device is Device.CPU:
+            return self
+        if self._dense is not None:
+            return TensorList(self._dense.get(), self.layout, Device.CPU)
+        return TensorList([s.get() for s in self._samples or []], self.layout, Device.CPU)
+
+    # --- interoperability -----------------------------------------------
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        arr = self.as_array()
+        return arr.astype(dtype) if dtype is not None else arr
+
+    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.as_tensor().__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self) -> Any:
+        return self.as_tensor().__dlpack_device__()
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        if self.device is Device.CPU:
+            raise AttributeError("a host TensorList has no __cuda_array_interface__")
+        return self.as_tensor().__cuda_array_interface__
+
+    def __repr__(self) -> str:
+        kind = "dense" if self.is_dense_tensor() else "ragged"
+        return f"TensorList({len(self)} samples, {kind}, device={self.device.value}, layout={self.layout!r})"
+
+
+def _uniform(samples: Sequence[Any]) -> bool:
+    first = samples[0]
+    shape, dtype = np.shape(first), getattr(first, "dtype", None)
+    return all(np.shape(s) == shape and getattr(s, "dtype", None) == dtype for s in samples)

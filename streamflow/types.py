@@ -1,0 +1,206 @@
+"""Enums of the public API: devices, image types, data types, interpolation.
+
+Strings that DALI users pass (``"cpu"``, ``"mixed"``, ``"gpu"``, ``"linear"``)
+are parsed once, at the API boundary, into these enums; the rest of the code
+compares enums, never strings.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "DALIDataType",
+    "DataType",
+    "Device",
+    "ImageType",
+    "InterpType",
+    "DALIImageType",
+    "DALIInterpType",
+    "LastBatchPolicy",
+    "OutOfBoundsPolicy",
+    "FLOAT",
+    "FLOAT16",
+    "FLOAT64",
+    "UINT8",
+    "INT8",
+    "UINT16",
+    "INT16",
+    "INT32",
+    "INT64",
+    "BOOL",
+    "RGB",
+    "BGR",
+    "GRAY",
+    "YCbCr",
+    "INTERP_NN",
+    "INTERP_LINEAR",
+    "INTERP_CUBIC",
+    "INTERP_LANCZOS3",
+    "INTERP_GAUSSIAN",
+    "parse_device",
+    "parse_dtype",
+    "parse_interp",
+    "parse_image_type",
+]
+
+
+def _parse_enum(enum_cls: type[enum.Enum], value: Any, what: str) -> Any:
+    """Turn a string (any case) or an enum member into a member of ``enum_cls``."""
+    if isinstance(value, enum_cls):
+        return value
+    if isinstance(value, str):
+        key = value.strip().upper()
+        for member in enum_cls:
+            if key in (member.name, str(member.value).upper()):
+                return member
+    valid = ", ".join(repr(m.name.lower()) for m in enum_cls)
+    raise ValueError(f"unknown {what} {value!r}; expected one of: {valid}")
+
+
+class Device(enum.Enum):
+    """Where an operator runs.
+
+    ``CPU``: on the host thread pool. ``MIXED``: host input, GPU output
+    (decoders). ``GPU``: on the device.
+    """
+
+    CPU = "cpu"
+    MIXED = "mixed"
+    GPU = "gpu"
+
+
+def parse_device(value: "str | Device") -> Device:
+    """Parse ``"cpu" | "mixed" | "gpu"`` (or a ``Device``) into a ``Device``."""
+    return _parse_enum(Device, value, "device")
+
+
+class ImageType(enum.Enum):
+    """Color layout of decoded images (DALI's ``types.DALIImageType``)."""
+
+    RGB = "rgb"
+    BGR = "bgr"
+    GRAY = "gray"
+    YCbCr = "ycbcr"
+    ANY_DATA = "any_data"
+
+
+DALIImageType = ImageType
+
+
+def parse_image_type(value: "str | ImageType") -> ImageType:
+    """Parse ``"rgb" | "bgr" | "gray" | "ycbcr"`` into an ``ImageType``."""
+    return _parse_enum(ImageType, value, "image type")
+
+
+class DataType(enum.Enum):
+    """Element types of tensors (DALI's ``types.DALIDataType``)."""
+
+    UINT8 = "uint8"
+    UINT16 = "uint16"
+    UINT32 = "uint32"
+    UINT64 = "uint64"
+    INT8 = "int8"
+    INT16 = "int16"
+    INT32 = "int32"
+    INT64 = "int64"
+    FLOAT16 = "float16"
+    FLOAT = "float32"
+    FLOAT64 = "float64"
+    BOOL = "bool"
+
+    @property
+    def numpy(self) -> np.dtype:
+        """The matching numpy dtype."""
+        return np.dtype(self.value)
+
+    @classmethod
+    def from_numpy(cls, dtype: Any) -> "DataType":
+        """The ``DataType`` of a numpy dtype (or anything ``np.dtype`` accepts)."""
+        name = np.dtype(dtype).name
+        for member in cls:
+            if member.value == name:
+                return member
+        raise ValueError(f"numpy dtype {name!r} has no streamflow DataType")
+
+
+DALIDataType = DataType
+
+
+def parse_dtype(value: Any) -> DataType:
+    """Parse a ``DataType``, a numpy dtype or a name (``"float32"``, ``"FLOAT"``)."""
+    if isinstance(value, DataType):
+        return value
+    if isinstance(value, str):
+        try:
+            return _parse_enum(DataType, value, "data type")
+        except ValueError:
+            pass
+    try:
+        return DataType.from_numpy(value)
+    except TypeError:
+        pass
+    valid = ", ".join(m.name for m in DataType)
+    raise ValueError(f"unknown data type {value!r}; expected one of: {valid}")
+
+
+class InterpType(enum.Enum):
+    """Interpolation filters (DALI's ``types.DALIInterpType``)."""
+
+    INTERP_NN = "nn"
+    INTERP_LINEAR = "linear"
+    INTERP_CUBIC = "cubic"
+    INTERP_LANCZOS3 = "lanczos3"
+    INTERP_GAUSSIAN = "gaussian"
+    INTERP_TRIANGULAR = "triangular"
+
+
+DALIInterpType = InterpType
+
+
+def parse_interp(value: "str | InterpType") -> InterpType:
+    """Parse ``"linear"``, ``"INTERP_LINEAR"`` or an ``InterpType``."""
+    if isinstance(value, str) and not value.upper().startswith("INTERP_"):
+        value = "INTERP_" + value
+    return _parse_enum(InterpType, value, "interpolation type")
+
+
+class OutOfBoundsPolicy(enum.Enum):
+    """What a crop or region of interest does when it leaves the input."""
+
+    ERROR = "error"
+    PAD = "pad"
+    TRIM_TO_SHAPE = "trim_to_shape"
+
+
+class LastBatchPolicy(enum.Enum):
+    """How an iterator ends an epoch whose size is not a multiple of the batch."""
+
+    FILL = "fill"
+    DROP = "drop"
+    PARTIAL = "partial"
+
+
+# DALI-style module-level aliases, so `types.FLOAT` and `types.RGB` work.
+FLOAT = DataType.FLOAT
+FLOAT16 = DataType.FLOAT16
+FLOAT64 = DataType.FLOAT64
+UINT8 = DataType.UINT8
+INT8 = DataType.INT8
+UINT16 = DataType.UINT16
+INT16 = DataType.INT16
+INT32 = DataType.INT32
+INT64 = DataType.INT64
+BOOL = DataType.BOOL
+RGB = ImageType.RGB
+BGR = ImageType.BGR
+GRAY = ImageType.GRAY
+YCbCr = ImageType.YCbCr
+INTERP_NN = InterpType.INTERP_NN
+INTERP_LINEAR = InterpType.INTERP_LINEAR
+INTERP_CUBIC = InterpType.INTERP_CUBIC
+INTERP_LANCZOS3 = InterpType.INTERP_LANCZOS3
+INTERP_GAUSSIAN = InterpType.INTERP_GAUSSIAN
