@@ -69,8 +69,10 @@ def main() -> None:
     for name, fn in [
         ("resample 500x640->256 (224 window)", lambda: K.resample(imgs[0], (256, 256), window=win)),
         ("resample 500x640->256 full", lambda: K.resample(imgs[0], (256, 256))),
-        ("crop_mirror_normalize 224 CHW f32", lambda: K.crop_mirror_normalize(
-            crop, mirror=True, mean=MEAN, std=STD)),
+        (
+            "crop_mirror_normalize 224 CHW f32",
+            lambda: K.crop_mirror_normalize(crop, mirror=True, mean=MEAN, std=STD),
+        ),
     ]:
         fn()
         t = time.perf_counter()
@@ -80,12 +82,16 @@ def main() -> None:
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     bench(50, 1, imgs)
     t1 = min(bench(args.n, 1, imgs) for _ in range(3))
-    print(f"fused resize+crop+CMN, 1 thread : {t1 / args.n * 1e3:.3f} ms/img "
-          f"({args.n / t1:.0f} img/s)")
+    print(
+        f"fused resize+crop+CMN, 1 thread : {t1 / args.n * 1e3:.3f} ms/img "
+        f"({args.n / t1:.0f} img/s)"
+    )
     for th in (2,):
         tt = min(bench(args.n, th, imgs) for _ in range(3))
-        print(f"fused resize+crop+CMN, {th} threads: {tt / args.n * 1e3:.3f} ms/img wall "
-              f"({args.n / tt:.0f} img/s, x{t1 / tt:.2f}; {cores} cores)")
+        print(
+            f"fused resize+crop+CMN, {th} threads: {tt / args.n * 1e3:.3f} ms/img wall "
+            f"({args.n / tt:.0f} img/s, x{t1 / tt:.2f}; {cores} cores)"
+        )
 
 
 if __name__ == "__main__":

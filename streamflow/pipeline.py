@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import functools
+import json
 import os
 import secrets
 import threading
@@ -48,7 +49,10 @@ PIPELINE_ARGUMENTS = (
     "seed",
     "prefetch_queue_depth",
     "on_error",
+    "checkpoint",
 )
+
+CHECKPOINT_FORMAT = "streamflow-checkpoint-v1"
 
 
 class CpuFallbackWarning(UserWarning):
@@ -107,6 +111,8 @@ class Pipeline:
         prefetch_queue_depth: batches buffered between two stages.
         on_error: ``"raise"`` (a bad sample stops the pipeline with an error
             naming its file) or ``"skip"`` (it is counted and replaced).
+        checkpoint: bytes from ``Pipeline.checkpoint()`` of a pipeline with the
+            same definition: this one continues exactly where that one stopped.
     """
 
     def __init__(
@@ -117,6 +123,7 @@ class Pipeline:
         seed: int | None = None,
         prefetch_queue_depth: int = 2,
         on_error: str | ErrorPolicy = "raise",
+        checkpoint: bytes | None = None,
         *,
         definition: Callable[..., Any] | None = None,
         args: Sequence[Any] = (),
@@ -146,8 +153,11 @@ class Pipeline:
         self._lock = threading.Lock()
         self._epoch_open = False
         self._resume_at = (0, 0)
+        self._position = (0, 0)  # (epoch, next batch) the consumer will receive next
         self._resources = _Resources()
         self._finalizer = weakref.finalize(self, self._resources.release)
+        if checkpoint is not None:
+            self._restore(checkpoint)
         if definition is not None:
             self.set_outputs(*_as_outputs(definition(*args, **(kwargs or {}))))
 
@@ -294,8 +304,10 @@ class Pipeline:
             raise
         if isinstance(item, EndOfEpoch):
             self._epoch_open = False
+            self._position = (item.epoch + 1, 0)
             return None
         self._epoch_open = True
+        self._position = (item.epoch, item.batch_index + 1)
         return engine.to_batch(item)
 
     async def __aenter__(self) -> "Pipeline":
@@ -402,6 +414,42 @@ class Pipeline:
     def __exit__(self, *exc_info: Any) -> None:
         self.close()
 
+    # --- checkpoints ------------------------------------------------------
+    def checkpoint(self) -> bytes:
+        """The state needed to resume right after the last batch handed out.
+
+        Everything a pipeline yields is a pure function of (seed, epoch,
+        batch index), so the checkpoint is small: those numbers plus a check
+        that the resuming pipeline has the same shape. Pass it as
+        ``checkpoint=`` to a new pipeline of the same definition.
+        """
+        epoch, batch = self._position
+        state = {
+            "format": CHECKPOINT_FORMAT,
+            "seed": self.seed,
+            "epoch": epoch,
+            "batch": batch,
+            "batch_size": self.batch_size,
+        }
+        return json.dumps(state, sort_keys=True).encode()
+
+    def _restore(self, checkpoint: bytes) -> None:
+        try:
+            state = json.loads(bytes(checkpoint).decode())
+            if state.get("format") != CHECKPOINT_FORMAT:
+                raise ValueError(f"unknown format {state.get('format')!r}")
+            seed, epoch, batch, batch_size = (int(state[k]) for k in ("seed", "epoch", "batch", "batch_size"))
+        except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
+            raise PipelineDefinitionError(f"not a streamflow checkpoint ({exc}); use the bytes of pipe.checkpoint()") from None
+        if batch_size != self.batch_size:
+            raise PipelineDefinitionError(
+                f"the checkpoint was taken with batch_size={batch_size}; this pipeline has "
+                f"batch_size={self.batch_size}, so it cannot resume at the same sample"
+            )
+        self.seed = seed
+        self._resume_at = self._position = (epoch, batch)
+        self._epoch_open = batch > 0
+
     # --- information ------------------------------------------------------
     def stats(self) -> PipelineStats:
         """Counters of the running pipeline (stages, operators, skipped samples)."""
@@ -472,6 +520,7 @@ def pipeline_def(
     seed: int | None = None,
     prefetch_queue_depth: int = 2,
     on_error: str = "raise",
+    checkpoint: bytes | None = None,
 ) -> Any:
     """Decorate a graph-building function; calling it returns a ``Pipeline``.
 
@@ -490,6 +539,7 @@ def pipeline_def(
         "seed": seed,
         "prefetch_queue_depth": prefetch_queue_depth,
         "on_error": on_error,
+        "checkpoint": checkpoint,
     }
 
     def decorate(definition: Callable[..., Any]) -> Callable[..., Pipeline]:

@@ -11,7 +11,7 @@ are then summed in float64: ``out = Wy @ img @ Wx.T``.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -83,16 +83,29 @@ def _eval(tab: np.ndarray, x: F) -> F:
 
 
 def axis_matrix(
-    kind: str, antialias: bool, in_len: int, out_len: int, roi0: float, roi1: float
+    kind: str,
+    antialias: bool,
+    in_len: int,
+    out_len: int,
+    roi0: float,
+    roi1: float,
+    nn_accumulate: bool = False,
 ) -> np.ndarray:
-    """Dense (out_len, in_len) float64 matrix of the resampling weights of one axis."""
+    """Dense (out_len, in_len) float64 matrix of the resampling weights of one axis.
+
+    NN picks ``floor(roi0 + (d + 0.5) * scale)``; for rows DALI evaluates that
+    by adding ``scale`` once per row in float32 (``nn_accumulate``), which can
+    land one below an exact integer.
+    """
     roi0, roi1 = F(roi0), F(roi1)
     scale = F(F(roi1 - roi0) / F(out_len))
     m = np.zeros((out_len, in_len), np.float64)
     if kind == NN:
+        acc = F(roi0 + F(F(0.5) * scale))
         for d in range(out_len):
-            s = F(roi0 + F(F(F(d) + F(0.5)) * scale))
+            s = acc if nn_accumulate else F(roi0 + F(F(F(d) + F(0.5)) * scale))
             m[d, min(max(math.floor(s), 0), in_len - 1)] = 1.0
+            acc = F(acc + scale)
         return m
     tab = filter_table(kind)
     n = len(tab)
@@ -125,7 +138,10 @@ def resample_ref(
     roi: tuple[float, float, float, float] | None = None,
     out_dtype=np.uint8,
 ) -> np.ndarray:
-    """Full resized image (HWC or HW), float64 sums of float32 weights."""
+    """Full resized image (HWC or HW), float64 sums of float32 weights.
+
+    uint8 output is clipped and rounded half to even (measured on DALI 2.4's
+    CPU resize)."""
     img = np.asarray(src, np.float64)
     was_2d = img.ndim == 2
     if was_2d:
@@ -133,11 +149,11 @@ def resample_ref(
     H, W, _ = img.shape
     oh, ow = out_size
     y0, x0, y1, x1 = roi if roi is not None else (0, 0, H, W)
-    my = axis_matrix(interp, antialias, H, oh, y0, y1)
+    my = axis_matrix(interp, antialias, H, oh, y0, y1, nn_accumulate=True)
     mx = axis_matrix(interp, antialias, W, ow, x0, x1)
     out = np.einsum("oh,hwc,pw->opc", my, img, mx)
     if np.dtype(out_dtype) == np.uint8:
-        out = np.floor(np.clip(out, 0, 255) + 0.5).astype(np.uint8)
+        out = np.rint(np.clip(out, 0, 255)).astype(np.uint8)  # halves to even, as DALI
     else:
         out = out.astype(np.float32)
     return out[:, :, 0] if was_2d else out
@@ -201,8 +217,11 @@ def cmn_ref(
     H, W, C = img.shape
     y0, x0, h, w = window
     oc = C + pad_channels
-    fill_arr = np.broadcast_to(np.asarray(fill, np.float32), (oc,)) if len(fill) in (1, oc) \
+    fill_arr = (
+        np.broadcast_to(np.asarray(fill, np.float32), (oc,))
+        if len(fill) in (1, oc)
         else np.concatenate([np.asarray(fill, np.float32), np.zeros(oc - C, np.float32)])
+    )
     out = np.empty((h, w, oc), np.float32)
     out[:] = fill_arr
     mean32 = np.asarray(mean, np.float32)

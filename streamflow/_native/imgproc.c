@@ -17,6 +17,10 @@
  *       image: fill values there), optional horizontal mirror, HWC -> CHW,
  *       extra output channels (pad_output) set to their fill value.
  *
+ * uint8 resample output rounds half to even (as DALI 2.4's resize does);
+ * crop_mirror_normalize's uint8 output rounds half away from zero (as DALI's
+ * crop_mirror_normalize does).
+ *
  * The filters follow DALI's CPU resampler (dali/kernels/imgproc/resample):
  * tabulated filter shapes, linearly interpolated, rescaled to the support;
  * source centre of output pixel d is roi0 + (d + 0.5) * scale - 0.5, edges
@@ -214,7 +218,7 @@ static inline int clampi(int v, int lo, int hi) { return v < lo ? lo : (v > hi ?
 
 /* Returns 0 on success, -1 on allocation failure. */
 static int plan_axis(AxisPlan *p, int interp, int antialias, int in_len, int out_full,
-                     int d0, int n, float roi0, float roi1) {
+                     int d0, int n, float roi0, float roi1, int nn_accumulate) {
     float in_size = fabsf(roi1 - roi0);
     float scale = (roi1 - roi0) / (float)out_full;
     p->n = n;
@@ -225,10 +229,22 @@ static int plan_axis(AxisPlan *p, int interp, int antialias, int in_len, int out
         p->idx = (int *)malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
         p->w = (float *)malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
         if (!p->idx || !p->w) return -1;
-        for (int i = 0; i < n; i++) {
-            float s = roi0 + ((float)(d0 + i) + 0.5f) * scale;
-            p->idx[i] = clampi((int)floorf(s), 0, in_len - 1);
-            p->w[i] = 1.0f;
+        if (nn_accumulate) {
+            /* DALI's NN resampler steps the row coordinate by adding `scale`
+             * in float32, row after row; reproduce it (it differs from the
+             * closed form when (d + 0.5) * scale is an exact integer). */
+            float s = roi0 + 0.5f * scale;
+            for (int d = 0; d < d0; d++) s += scale;
+            for (int i = 0; i < n; i++, s += scale) {
+                p->idx[i] = clampi((int)floorf(s), 0, in_len - 1);
+                p->w[i] = 1.0f;
+            }
+        } else {
+            for (int i = 0; i < n; i++) {
+                float s = roi0 + ((float)(d0 + i) + 0.5f) * scale;
+                p->idx[i] = clampi((int)floorf(s), 0, in_len - 1);
+                p->w[i] = 1.0f;
+            }
         }
     } else {
         Filter f = choose_filter(interp, antialias, in_size, (float)out_full);
@@ -419,23 +435,26 @@ SF_CLONES static void store_row(void *out_row, int out_dt, const float *SF_RESTR
         uint8_t *SF_RESTRICT o = (uint8_t *)out_row;
         int j = 0;
 #if SF_HAVE_VEC
-        const v4f zero = v4_splat(0.0f), top = v4_splat(255.0f), half = v4_splat(0.5f);
+        const v4f zero = v4_splat(0.0f), top = v4_splat(255.0f), magic = v4_splat(8388608.0f);
         for (; j + 4 <= len; j += 4) {
             v4f v = v4_load(src + j);
             v4i m = v > zero; /* NaN and negatives -> 0 */
             v = (v4f)((v4i)v & m);
             m = v > top;
             v = (v4f)(((v4i)v & ~m) | ((v4i)top & m));
-            v4i iv = __builtin_convertvector(v + half, v4i);
+            /* round half to even (DALI 2.4's uint8 output), exact for 0..2^23 */
+            v = (v + magic) - magic;
+            v4i iv = __builtin_convertvector(v, v4i);
             v4u8 b = __builtin_convertvector(iv, v4u8);
             memcpy(o + j, &b, 4);
         }
 #endif
         for (; j < len; j++) {
             float v = src[j];
-            v = v < 0.0f ? 0.0f : v;
+            v = v > 0.0f ? v : 0.0f; /* NaN -> 0 */
             v = v > 255.0f ? 255.0f : v;
-            o[j] = (uint8_t)(int32_t)(v + 0.5f);
+            v = (v + 8388608.0f) - 8388608.0f;
+            o[j] = (uint8_t)(int32_t)v;
         }
     } else {
         memcpy(out_row, src, sizeof(float) * (size_t)len);
@@ -676,8 +695,8 @@ static PyObject *py_resample(PyObject *self, PyObject *args) {
 
     int fail = 0;
     Py_BEGIN_ALLOW_THREADS;
-    if (plan_axis(&J.py, interp, antialias, J.in_h, out_h, wy0, oh, ry0, ry1) < 0 ||
-        plan_axis(&J.px, interp, antialias, J.in_w, out_w, wx0, ow, rx0, rx1) < 0) {
+    if (plan_axis(&J.py, interp, antialias, J.in_h, out_h, wy0, oh, ry0, ry1, 1) < 0 ||
+        plan_axis(&J.px, interp, antialias, J.in_w, out_w, wx0, ow, rx0, rx1, 0) < 0) {
         fail = 1;
     } else {
         if (order == 0) {

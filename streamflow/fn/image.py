@@ -173,6 +173,7 @@ def crop_mirror_normalize(
     """
     constants, per_sample = split_arguments(dict(
         crop_h=crop_h, crop_w=crop_w, crop_pos_x=crop_pos_x, crop_pos_y=crop_pos_y, mean=mean, std=std, mirror=mirror,
+        scale=scale, shift=shift,
     ))
     spec = CropSpec.from_args(
         "crop_mirror_normalize", crop=crop, crop_h=constants.get("crop_h"), crop_w=constants.get("crop_w"),
@@ -180,7 +181,8 @@ def crop_mirror_normalize(
         rounding=rounding, out_of_bounds_policy=out_of_bounds_policy, fill_values=fill_values,
     )
     op = CropMirrorNormalize(
-        spec, mean=constants.get("mean", 0.0), std=constants.get("std", 1.0), scale=scale, shift=shift,
+        spec, mean=constants.get("mean", 0.0), std=constants.get("std", 1.0),
+        scale=constants.get("scale", 1.0), shift=constants.get("shift", 0.0),
         dtype=dtype, output_layout=output_layout, pad_output=pad_output, mirror=constants.get("mirror", 0), name=name,
     )
     return add_node(_place(op, device), [data], per_sample)[0]

@@ -37,11 +37,16 @@ class Batch(tuple):  # type: ignore[type-arg]
         batch_index: its index within the epoch.
         sample_ids: identities of its samples.
         sources: the source file (or description) of each sample.
+        sample_ids: identities of its samples (unique within an epoch).
+        dropped: ``(sample_id, SampleError)`` of samples that failed and could
+            not be replaced (external sources under ``on_error="skip"``).
     """
 
     epoch: int
     batch_index: int
     sources: list[str | None]
+    sample_ids: Any
+    dropped: list[tuple[int, Any]]
 
 
 class _StageTimes:
@@ -246,7 +251,8 @@ class Engine:
         batch.epoch = work.epoch
         batch.batch_index = work.batch_index
         batch.sources = work.sources
-        batch.sample_ids = work.sample_ids  # type: ignore[attr-defined]
+        batch.sample_ids = work.sample_ids
+        batch.dropped = work.dropped
         return batch
 
     def stats(self) -> PipelineStats:

@@ -139,6 +139,7 @@ class _Stage:
             replacement = await self.ctx.replace(work.epoch, int(work.sample_ids[position]), attempt + 1, self.kind)
             if replacement is None:
                 dropped += 1
+                kept.dropped.append((int(work.sample_ids[position]), failures[position][1]))
             else:
                 kept.put_rows([position - dropped], replacement)
         return kept
@@ -219,7 +220,10 @@ class ComputeStage(_Stage):
     def _run_chain(self, work: Work, start: int, stop: int) -> tuple[dict[DataNode, list[Any]], dict[int, tuple[OpNode, SampleError]]]:
         """Worker thread: every operator of the stage on rows [start, stop)."""
         size = stop - start
-        local: dict[DataNode, list[Any]] = {}
+        # Every output gets a full-length column, even if all rows fail early.
+        local: dict[DataNode, list[Any]] = {
+            data: [None] * size for node in self.plan.nodes for data in node.outputs
+        }
         failures: dict[int, tuple[OpNode, SampleError]] = {}
         alive = list(range(size))
         ids = work.sample_ids[start:stop]

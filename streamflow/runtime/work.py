@@ -34,6 +34,9 @@ class Work:
     sources: list[str | None]
     values: dict[DataNode, list[Any]] = field(default_factory=dict)
     outputs: tuple[Any, ...] | None = None  # TensorLists, set by the last stage
+    # Rows dropped without a replacement (sources that cannot re-read, such as
+    # external_source, under on_error="skip"): (sample id, error).
+    dropped: list[tuple[int, Any]] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.sample_ids)
@@ -47,6 +50,7 @@ class Work:
             sample_ids=self.sample_ids[rows],
             sources=[self.sources[r] for r in rows],
             values={k: [v[r] for r in rows] for k, v in self.values.items()},
+            dropped=list(self.dropped),
         )
 
     def put_rows(self, positions: Sequence[int], other: "Work") -> None:

@@ -11,10 +11,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import reference as ref  # noqa: E402
+import reference as ref
 
-from streamflow.ops import kernels as K  # noqa: E402
-from streamflow.types import InterpType  # noqa: E402
+from streamflow.ops import kernels as K
+from streamflow.types import InterpType
 
 pytestmark = pytest.mark.skipif(not K.native_available(), reason="C extension not built")
 
@@ -45,7 +45,9 @@ def _photo(name: str) -> np.ndarray:
 
 def _check_u8(got: np.ndarray, want: np.ndarray) -> None:
     diff = np.abs(got.astype(int) - want.astype(int))
-    assert diff.max() <= 1, f"max diff {diff.max()} at {np.unravel_index(diff.argmax(), diff.shape)}"
+    assert diff.max() <= 1, (
+        f"max diff {diff.max()} at {np.unravel_index(diff.argmax(), diff.shape)}"
+    )
 
 
 # --------------------------------------------------------------------------- resample
@@ -82,7 +84,9 @@ def test_resample_matches_reference_f32(kind: str, antialias: bool) -> None:
     rng = np.random.default_rng(7)
     for ih, iw, oh, ow, c in CASES[:5]:
         src = _img(rng, ih, iw, c, np.float32)
-        want = ref.resample_ref(src, (oh, ow), interp=kind, antialias=antialias, out_dtype=np.float32)
+        want = ref.resample_ref(
+            src, (oh, ow), interp=kind, antialias=antialias, out_dtype=np.float32
+        )
         for order in ("vh", "hv"):
             got = K.resample(
                 src, (oh, ow), interp=INTERPS[kind], antialias=antialias,
@@ -139,7 +143,7 @@ def test_linear_no_antialias_is_bilinear(case: tuple) -> None:
     # the same formula with float64 coordinates: only float32 coordinate rounding apart
     np.testing.assert_allclose(got_f, ref.bilinear_ref(src, (oh, ow)), atol=2e-3, rtol=0)
     got_u8 = K.resample(src, (oh, ow), antialias=False)
-    want_u8 = np.floor(np.clip(want, 0, 255) + 0.5)
+    want_u8 = np.rint(np.clip(want, 0, 255))  # halves to even, like DALI's resize
     # Equal except where the value sits within float32 rounding of a .5 boundary.
     frac = np.abs(want - np.floor(want) - 0.5)
     mismatch = (got_u8 != want_u8) & (frac > 1e-4)
@@ -154,6 +158,23 @@ def test_upscale_antialias_flag_irrelevant() -> None:
         a = K.resample(src, (41, 60), interp=kind, antialias=True)
         b = K.resample(src, (41, 60), interp=kind, antialias=False)
         np.testing.assert_array_equal(a, b)
+
+
+def test_resample_u8_rounds_half_to_even() -> None:
+    # 2x downscale of two columns averages them: x.5 values round to even (DALI 2.4)
+    src = np.array([[[0], [1], [2], [3], [4], [5], [6], [7]]], np.uint8).reshape(1, 8, 1)
+    src = np.repeat(src, 2, axis=0)
+    got = K.resample(src, (2, 4), antialias=False)
+    np.testing.assert_array_equal(got[0, :, 0], [0, 2, 4, 6])  # 0.5, 2.5, 4.5, 6.5
+
+
+def test_nn_rows_accumulate_like_dali() -> None:
+    # (86 + 0.5) * 300 / 173 == 150 exactly, but DALI's float32 row stepping gives 149.99..
+    src = np.arange(300, dtype=np.float32).reshape(300, 1)
+    got = K.resample(src, (173, 1), interp="nn", out_dtype=np.float32)
+    assert got[86, 0] == 149.0
+    cols = K.resample(src.T.copy(), (1, 173), interp="nn", out_dtype=np.float32)
+    assert cols[0, 86] == 150.0  # columns use the closed form
 
 
 def test_nn_picks_floor_center() -> None:
@@ -186,16 +207,26 @@ def test_strided_input_and_output() -> None:
     view = big[5:50, 7:70]  # row-strided view: used without a copy
     want = K.resample(np.ascontiguousarray(view), (20, 31))
     np.testing.assert_array_equal(K.resample(view, (20, 31)), want)
-    np.testing.assert_array_equal(K.resample(big[::2, ::3], (9, 9)),
-                                  K.resample(np.ascontiguousarray(big[::2, ::3]), (9, 9)))
+    np.testing.assert_array_equal(
+        K.resample(big[::2, ::3], (9, 9)), K.resample(np.ascontiguousarray(big[::2, ::3]), (9, 9))
+    )
     out_big = np.zeros((30, 40, 3), np.uint8)
     K.resample(view, (20, 31), out=out_big[3:23, 4:35])
     np.testing.assert_array_equal(out_big[3:23, 4:35], want)
     assert out_big[:3].sum() == 0 and out_big[:, :4].sum() == 0
 
 
-@pytest.mark.parametrize("name", ["astronaut.png", "chelsea.png", "coffee.png",
-                                  "motorcycle_left.png", "rocket.jpg", "retina.jpg"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "astronaut.png",
+        "chelsea.png",
+        "coffee.png",
+        "motorcycle_left.png",
+        "rocket.jpg",
+        "retina.jpg",
+    ],
+)
 def test_linear_antialias_vs_pillow(name: str) -> None:
     from PIL import Image
 
@@ -238,23 +269,23 @@ def test_threads_release_gil() -> None:
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        (dict(src=np.zeros((4, 4, 3, 1), np.uint8)), "HWC"),
-        (dict(src=np.zeros(5, np.uint8)), "HWC"),
-        (dict(src=np.zeros((4, 4, 3), np.int16)), "dtype"),
-        (dict(src=np.zeros((0, 4, 3), np.uint8)), "empty"),
-        (dict(out_size=(0, 5)), "positive"),
-        (dict(window=(0, 0, 9, 9)), "outside"),
-        (dict(window=(-1, 0, 2, 2)), "outside"),
-        (dict(window=(0, 0, 0, 2)), "positive size"),
-        (dict(roi=(1, 1, 1, 3)), "extent"),
-        (dict(out_dtype=np.int32), "out_dtype"),
-        (dict(interp="bogus"), "interpolation"),
-        (dict(out=np.zeros((8, 8, 3), np.float32)), "dtype"),
-        (dict(out=np.zeros((7, 8, 3), np.uint8)), "shape"),
+        ({"src": np.zeros((4, 4, 3, 1), np.uint8)}, "HWC"),
+        ({"src": np.zeros(5, np.uint8)}, "HWC"),
+        ({"src": np.zeros((4, 4, 3), np.int16)}, "dtype"),
+        ({"src": np.zeros((0, 4, 3), np.uint8)}, "empty"),
+        ({"out_size": (0, 5)}, "positive"),
+        ({"window": (0, 0, 9, 9)}, "outside"),
+        ({"window": (-1, 0, 2, 2)}, "outside"),
+        ({"window": (0, 0, 0, 2)}, "positive size"),
+        ({"roi": (1, 1, 1, 3)}, "extent"),
+        ({"out_dtype": np.int32}, "out_dtype"),
+        ({"interp": "bogus"}, "interpolation"),
+        ({"out": np.zeros((8, 8, 3), np.float32)}, "dtype"),
+        ({"out": np.zeros((7, 8, 3), np.uint8)}, "shape"),
     ],
 )
 def test_resample_errors(kwargs: dict, match: str) -> None:
-    args = dict(src=np.zeros((10, 10, 3), np.uint8), out_size=(8, 8))
+    args = {"src": np.zeros((10, 10, 3), np.uint8), "out_size": (8, 8)}
     args.update(kwargs)
     src = args.pop("src")
     out_size = args.pop("out_size")
@@ -265,20 +296,20 @@ def test_resample_errors(kwargs: dict, match: str) -> None:
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        (dict(src=np.zeros((4, 4, 3, 1), np.uint8)), "HWC"),
-        (dict(src=np.zeros((4, 4, 3), np.int32)), "dtype"),
-        (dict(mean=[1, 2]), "mean"),
-        (dict(std=[1, 0, 1]), "non-zero"),
-        (dict(layout="NHWC"), "layout"),
-        (dict(window=(0, 0, 0, 3)), "positive size"),
-        (dict(out_dtype=np.int16), "out_dtype"),
-        (dict(fill_values=[1, 2]), "fill_values"),
-        (dict(out=np.zeros((3, 10, 9), np.float32)), "shape"),
-        (dict(out=np.zeros((10, 10, 3), np.float32).transpose(2, 0, 1)), "contiguous"),
+        ({"src": np.zeros((4, 4, 3, 1), np.uint8)}, "HWC"),
+        ({"src": np.zeros((4, 4, 3), np.int32)}, "dtype"),
+        ({"mean": [1, 2]}, "mean"),
+        ({"std": [1, 0, 1]}, "non-zero"),
+        ({"layout": "NHWC"}, "layout"),
+        ({"window": (0, 0, 0, 3)}, "positive size"),
+        ({"out_dtype": np.int16}, "out_dtype"),
+        ({"fill_values": [1, 2]}, "fill_values"),
+        ({"out": np.zeros((3, 10, 9), np.float32)}, "shape"),
+        ({"out": np.zeros((10, 10, 3), np.float32).transpose(2, 0, 1)}, "contiguous"),
     ],
 )
 def test_cmn_errors(kwargs: dict, match: str) -> None:
-    args = dict(src=np.zeros((10, 10, 3), np.uint8))
+    args = {"src": np.zeros((10, 10, 3), np.uint8)}
     args.update(kwargs)
     src = args.pop("src")
     with pytest.raises(ValueError, match=match):
@@ -300,10 +331,12 @@ def test_cmn_matches_numpy(mirror: bool, layout: str, dtype) -> None:
     if dtype == np.float32:
         src = src * 255
     for win in [(0, 0, 37, 45), (5, 7, 20, 31), (3, 0, 1, 45)]:
-        want = ref.cmn_ref(src, win, mirror=mirror, mean=MEAN, std=STD, scale=1.5,
-                           shift=0.25, layout=layout)
-        got = K.crop_mirror_normalize(src, window=win, mirror=mirror, mean=MEAN, std=STD,
-                                      scale=1.5, shift=0.25, layout=layout)
+        want = ref.cmn_ref(
+            src, win, mirror=mirror, mean=MEAN, std=STD, scale=1.5, shift=0.25, layout=layout
+        )
+        got = K.crop_mirror_normalize(
+            src, window=win, mirror=mirror, mean=MEAN, std=STD, scale=1.5, shift=0.25, layout=layout
+        )
         assert got.dtype == np.float32 and got.shape == want.shape
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
@@ -322,10 +355,26 @@ def test_cmn_pad_output_and_fill_outside(layout: str) -> None:
     win = (-3, 25, 10, 12)  # leaves the image at the top and the right
     for mirror in (False, True):
         for fill in ([7.0], [1.0, 2.0, 3.0], [1.0, 2.0, 3.0, 4.0]):
-            want = ref.cmn_ref(src, win, mirror=mirror, mean=MEAN, std=STD, layout=layout,
-                               pad_channels=1, fill=fill)
-            got = K.crop_mirror_normalize(src, window=win, mirror=mirror, mean=MEAN, std=STD,
-                                          layout=layout, pad_output=True, fill_values=fill)
+            want = ref.cmn_ref(
+                src,
+                win,
+                mirror=mirror,
+                mean=MEAN,
+                std=STD,
+                layout=layout,
+                pad_channels=1,
+                fill=fill,
+            )
+            got = K.crop_mirror_normalize(
+                src,
+                window=win,
+                mirror=mirror,
+                mean=MEAN,
+                std=STD,
+                layout=layout,
+                pad_output=True,
+                fill_values=fill,
+            )
             assert got.shape == want.shape
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
     got = K.crop_mirror_normalize(src, pad_output=True)
@@ -344,8 +393,9 @@ def test_cmn_out_dtypes_and_out_param() -> None:
     want = ref.cmn_ref(src, (0, 0, 16, 18), mirror=True, mean=MEAN, std=STD)
     f16 = K.crop_mirror_normalize(src, mirror=True, mean=MEAN, std=STD, out_dtype=np.float16)
     np.testing.assert_array_equal(f16, want.astype(np.float16))
-    u8 = K.crop_mirror_normalize(src, mirror=True, mean=[10, 20, 30], std=[0.5, 1, 2],
-                                 out_dtype=np.uint8)
+    u8 = K.crop_mirror_normalize(
+        src, mirror=True, mean=[10, 20, 30], std=[0.5, 1, 2], out_dtype=np.uint8
+    )
     w8 = ref.cmn_ref(src, (0, 0, 16, 18), mirror=True, mean=[10, 20, 30], std=[0.5, 1, 2])
     np.testing.assert_array_equal(u8, np.floor(np.clip(w8, 0, 255) + 0.5).astype(np.uint8))
     batch = np.zeros((2, 3, 16, 18), np.float32)

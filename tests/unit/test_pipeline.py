@@ -1,0 +1,334 @@
+"""The engine: async and sync iteration, epochs, errors, skip policy, shutdown, memory bounds."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import streamflow as sf
+from streamflow import fn, types
+
+MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]
+STD = [0.229 * 255, 0.224 * 255, 0.225 * 255]
+
+
+def training_pipe(root, batch_size=2, num_threads=2, seed=42, on_error="raise", **kw):
+    @sf.pipeline_def(batch_size=batch_size, num_threads=num_threads, seed=seed, on_error=on_error, **kw)
+    def pipe(root):
+        jpegs, labels = fn.readers.file(file_root=root, random_shuffle=True, name="Reader")
+        images = fn.decoders.image(jpegs, device="cpu", output_type=types.RGB)
+        images = fn.resize(images, resize_x=64, resize_y=64)
+        images = fn.crop_mirror_normalize(
+            images, crop=(48, 48), mean=MEAN, std=STD, mirror=fn.random.coin_flip(), dtype=types.FLOAT
+        )
+        return images, labels
+
+    return pipe(root)
+
+
+def epoch_arrays(pipe: sf.Pipeline) -> list[np.ndarray]:
+    return [batch[0].as_tensor().copy() for batch in pipe.iter()]
+
+
+def test_async_iteration_one_epoch(image_root: Path, no_leaks) -> None:
+    async def main():
+        pipe = training_pipe(image_root)
+        shapes = []
+        async with pipe:
+            async for images, labels in pipe:
+                shapes.append(images.as_tensor().shape)
+                assert labels.as_tensor().shape == (len(images), 1)
+            second = [b async for b in pipe]  # the next epoch
+        assert pipe.state is sf.PipelineState.CLOSED
+        return shapes, len(second)
+
+    shapes, second = asyncio.run(main())
+    assert shapes == [(2, 3, 48, 48)] * 3 and second == 3
+
+
+def test_sync_iter_and_run(image_root: Path, no_leaks) -> None:
+    pipe = training_pipe(image_root, batch_size=4)
+    batches = list(pipe.iter())
+    assert [len(b[0]) for b in batches] == [4, 2]
+    first = pipe.run()
+    assert first.epoch == 1 and first.batch_index == 0
+    pipe.run()
+    with pytest.raises(StopIteration):
+        pipe.run()
+    assert pipe.run().epoch == 2
+    pipe.close()
+    pipe.close()  # idempotent
+    with pytest.raises(sf.PipelineClosedError):
+        pipe.run()
+
+
+def test_reset_skips_rest_of_epoch(image_root: Path) -> None:
+    with training_pipe(image_root, batch_size=2) as pipe:
+        assert pipe.run().epoch == 0
+        pipe.reset()
+        nxt = pipe.run()
+        assert (nxt.epoch, nxt.batch_index) == (1, 0)
+        pipe.reset()
+        pipe.reset()  # nothing open: no-op
+        assert pipe.run().epoch == 2
+
+
+def test_outputs_match_reference_computation(image_root: Path) -> None:
+    """The pipeline equals decode -> resize -> crop -> mirror -> normalize done by hand."""
+    from streamflow.codecs.nvimgcodec import ImageDecoder
+    from streamflow.ops import kernels
+
+    with training_pipe(image_root, batch_size=6) as pipe:
+        batch = pipe.run()
+    mirror_pipe_values = None
+    images = batch[0].as_tensor()
+    decoder = ImageDecoder()
+    for i, source in enumerate(batch.sources):
+        img = decoder.decode(Path(source).read_bytes(), source)
+        resized = kernels.resample(img, (64, 64))
+        crop = resized[8:56, 8:56].astype(np.float32)
+        chw = ((crop - np.float32(MEAN)) / np.float32(STD)).transpose(2, 0, 1)
+        flipped = chw[:, :, ::-1]
+        assert np.allclose(images[i], chw, atol=1e-5) or np.allclose(images[i], flipped, atol=1e-5)
+    assert mirror_pipe_values is None
+
+
+def test_same_seed_same_batches_whatever_num_threads(image_root: Path) -> None:
+    runs = []
+    for threads in (1, 2, 3):
+        with training_pipe(image_root, batch_size=3, num_threads=threads, seed=5) as pipe:
+            runs.append(epoch_arrays(pipe) + epoch_arrays(pipe))
+    for other in runs[1:]:
+        assert all(np.array_equal(a, b) for a, b in zip(runs[0], other))
+    with training_pipe(image_root, batch_size=3, seed=6) as pipe:
+        different = epoch_arrays(pipe)
+    assert not all(np.array_equal(a, b) for a, b in zip(runs[0], different))
+
+
+def test_checkpoint_resume_reproduces_next_batch(image_root: Path) -> None:
+    with training_pipe(image_root, batch_size=2, seed=11) as pipe:
+        pipe.run()
+        pipe.run()
+        saved = pipe.checkpoint()
+        expected = [pipe.run()[0].as_tensor().copy()] + [b[0].as_tensor().copy() for b in pipe.iter()]
+    with training_pipe(image_root, batch_size=2, seed=999, checkpoint=saved) as resumed:
+        got = [resumed.run()[0].as_tensor()] + [b[0].as_tensor() for b in resumed.iter()]
+    assert len(got) == len(expected)
+    assert all(np.array_equal(a, b) for a, b in zip(expected, got))
+    with pytest.raises(sf.PipelineDefinitionError, match="batch_size=2"):
+        training_pipe(image_root, batch_size=3, checkpoint=saved)
+    with pytest.raises(sf.PipelineDefinitionError, match="not a streamflow checkpoint"):
+        training_pipe(image_root, checkpoint=b"garbage")
+
+
+def test_decode_error_names_stage_operator_and_file(broken_root: Path, no_leaks) -> None:
+    @sf.pipeline_def(batch_size=6, num_threads=2, seed=0)
+    def pipe():
+        jpegs, _ = fn.readers.file(file_root=broken_root)
+        return fn.decoders.image(jpegs)
+
+    p = pipe()
+    with pytest.raises(sf.PipelineError) as info:
+        list(p.iter())
+    err = info.value
+    assert err.stage == "cpu" and err.operator.startswith("decoders.image")
+    assert err.source is not None and Path(err.source).name in {"junk_jpeg_header.jpg", "truncated_jpeg.jpg"}
+    assert Path(err.source).name in str(err)
+    assert p.state is sf.PipelineState.FAILED
+    p.close()
+
+
+def test_skip_policy_keeps_batches_full_and_counts(broken_root: Path, no_leaks) -> None:
+    @sf.pipeline_def(batch_size=3, num_threads=2, seed=0, on_error="skip")
+    def pipe():
+        jpegs, _ = fn.readers.file(file_root=broken_root)
+        return fn.resize(fn.decoders.image(jpegs), resize_x=32, resize_y=32)
+
+    with pipe() as p:
+        for _ in range(2):  # two epochs: the pipeline stays usable after skips
+            batches = list(p.iter())
+            assert [len(b[0]) for b in batches] == [3, 3]
+            assert all(b[0].as_tensor().shape == (3, 32, 32, 3) for b in batches)
+            names = {Path(s).name for b in batches for s in b.sources}
+            assert not names & {"junk_jpeg_header.jpg", "truncated_jpeg.jpg"}
+        stats = p.stats()
+    skipped = {Path(s.source).name for s in stats.skipped}
+    assert skipped == {"junk_jpeg_header.jpg", "truncated_jpeg.jpg"}
+    # Two bad files per epoch, plus replacements that drew a bad file again, plus read-ahead.
+    assert stats.skipped_count >= 4 and all(s.operator.startswith("decoders.image") for s in stats.skipped)
+
+
+def test_skip_gives_up_when_everything_fails(tmp_path: Path) -> None:
+    (tmp_path / "c").mkdir()
+    for i in range(3):
+        (tmp_path / "c" / f"bad{i}.jpg").write_bytes(b"\xff\xd8garbage")
+
+    @sf.pipeline_def(batch_size=2, num_threads=1, seed=0, on_error="skip")
+    def pipe():
+        jpegs, _ = fn.readers.file(file_root=tmp_path)
+        return fn.decoders.image(jpegs)
+
+    with pipe() as p, pytest.raises(sf.PipelineError, match="gave up"):
+        p.run()
+
+
+def test_missing_file_is_read_error_or_skipped(many_files: list[str], tmp_path: Path) -> None:
+    files = many_files[:3] + [str(tmp_path / "deleted.jpg")]
+
+    @sf.pipeline_def(batch_size=4, num_threads=1, seed=0)
+    def pipe(policy):
+        jpegs, _ = fn.readers.file(files=files)
+        return fn.decoders.image(jpegs)
+
+    with pipe("raise") as p, pytest.raises(sf.PipelineError, match=r"stage 'read'.*deleted.jpg.*file not found"):
+        p.run()
+
+    @sf.pipeline_def(batch_size=4, num_threads=1, seed=0, on_error="skip")
+    def skipping():
+        jpegs, _ = fn.readers.file(files=files)
+        return fn.decoders.image(jpegs)
+
+    with skipping() as p:
+        assert len(p.run()[0]) == 4
+        skipped = p.stats().skipped
+        assert skipped and {s.stage for s in skipped} == {"read"}
+        assert {Path(s.source or "").name for s in skipped} == {"deleted.jpg"}
+
+
+def test_bounded_batches_in_flight_with_slow_consumer() -> None:
+    produced = []
+
+    def source(info):
+        produced.append(info.iteration)
+        return [np.full((4,), info.iteration, dtype=np.int32)] * 2
+
+    @sf.pipeline_def(batch_size=2, num_threads=1, seed=0, prefetch_queue_depth=2)
+    def pipe():
+        return fn.flip(fn.external_source(source, batch_info=True), horizontal=0)
+
+    with pipe() as p:
+        for consumed in range(1, 6):
+            p.run()
+            time.sleep(0.1)  # a slow consumer
+            # read stage + its queue + cpu stage + its queue (depth 2 each), plus what was consumed
+            in_flight = len(produced) - consumed
+            assert in_flight <= 2 * (2 + 1), f"{in_flight} batches in flight"
+    assert len(produced) < 5 + 7
+
+
+def test_close_releases_threads_and_files_mid_epoch(image_root: Path, no_leaks) -> None:
+    pipe = training_pipe(image_root, batch_size=1)
+    pipe.run()
+    pipe.close()
+
+
+def test_aclose_mid_epoch_and_cancellation(image_root: Path, no_leaks) -> None:
+    async def main():
+        pipe = training_pipe(image_root, batch_size=1)
+        async with pipe:
+            await pipe.arun()
+            consumer = asyncio.create_task(pipe.arun())
+            await asyncio.sleep(0)
+            consumer.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await consumer
+            assert len((await pipe.arun())[0]) == 1  # still usable after a cancelled read
+        return [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+
+    assert asyncio.run(main()) == []
+
+
+def test_sync_api_inside_event_loop_is_refused(image_root: Path) -> None:
+    async def main():
+        pipe = training_pipe(image_root)
+        with pytest.raises(RuntimeError, match="async for"):
+            pipe.run()
+        pipe.close()
+
+    asyncio.run(main())
+
+
+def test_sync_run_from_several_threads(many_files: list[str]) -> None:
+    @sf.pipeline_def(batch_size=2, num_threads=2, seed=0)
+    def pipe():
+        jpegs, _ = fn.readers.file(files=many_files[:16])
+        return (jpegs,)
+
+    got = []
+    with pipe() as p:
+        def worker():
+            for _ in range(2):
+                got.append(p.run().batch_index)
+
+        threads = [threading.Thread(target=worker) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert sorted(got) == list(range(8))
+
+
+def test_device_checks() -> None:
+    def gpu_pipe(device_id):
+        @sf.pipeline_def(batch_size=1, device_id=device_id)
+        def pipe():
+            src = fn.external_source(lambda: [np.zeros((4, 4, 3), np.uint8)])
+            return fn.flip(src, device="gpu")
+
+        return pipe()
+
+    with pytest.raises(sf.PipelineDefinitionError, match="device_id=None"):
+        gpu_pipe(None).build()
+    from streamflow.backend import gpu_count
+
+    if gpu_count() == 0:
+        with pytest.warns(sf.CpuFallbackWarning, match="no usable GPU"):
+            p = gpu_pipe("auto")
+            p.build()
+        with p:
+            out = p.run()
+        assert out[0].at(0).shape == (4, 4, 3)
+        with pytest.raises(sf.errors.DeviceUnavailableError, match="usable GPU"):
+            gpu_pipe(0).build()
+    with pytest.raises(ValueError, match="expected one of"):
+        fn.flip(fn.external_source(lambda: []), device="tpu")
+
+
+def test_definition_errors() -> None:
+    with pytest.raises(sf.PipelineDefinitionError, match="batch_size"):
+        sf.Pipeline(batch_size=0)
+    with pytest.raises(ValueError, match="on_error"):
+        sf.Pipeline(batch_size=1, on_error="ignore")
+
+    @sf.pipeline_def(batch_size=1)
+    def no_source():
+        return fn.random.coin_flip()
+
+    with pytest.raises(sf.PipelineDefinitionError, match="no source"):
+        no_source().build()
+
+    @sf.pipeline_def(batch_size=1)
+    def bad_output():
+        return 3
+
+    with pytest.raises(sf.PipelineDefinitionError, match="must return a DataNode"):
+        bad_output()
+    with pytest.raises(sf.PipelineDefinitionError, match="cannot be per-sample"):
+        fn.crop_mirror_normalize(fn.external_source(lambda: []), scale=fn.random.uniform())
+
+
+def test_stats_report_stages_and_operators(image_root: Path) -> None:
+    with training_pipe(image_root, batch_size=2) as pipe:
+        list(pipe.iter())
+        stats = pipe.stats()
+    assert [s.name for s in stats.stages] == ["read", "cpu"]
+    assert stats.batches_delivered == 3 and stats.samples_delivered == 6
+    assert all(s.batches >= 3 for s in stats.stages)
+    names = {o.name.split("#")[0] for o in stats.operators}
+    assert "decoders.image" in names
+    assert all(o.time_per_batch > 0 for o in stats.operators)
