@@ -73,13 +73,49 @@ def nvimgcodec_module() -> Any:
             # a value the user chose (e.g. PYNVIMGCODEC_VERBOSITY=2 to debug).
             os.environ.setdefault("PYNVIMGCODEC_VERBOSITY", "0")
             try:
-                import nvidia.nvimgcodec as nv
+                nv = _import_without_missing_library_noise()
             except ImportError as exc:
                 raise MissingDependencyError(
                     "nvidia-nvimgcodec-cu13", "gpu", "image decoding"
                 ) from exc
             _NV = nv
     return _NV
+
+
+# Lines nvImageCodec prints (with plain fprintf) at import when optional GPU
+# codec libraries are absent, as on every CPU-only machine: noise, not errors.
+_IMPORT_NOISE = ("Failed to load nvjpeg", "Failed to load nvtiff", "If using nvImageCodec's Python",
+                 "Note: If using nvImageCodec", "[nvjpeg-ext]", "[nvjpeg2k_ext]", "[nvtiff_ext]",
+                 "python -m pip install nvidia-nvjpeg", "python3 -m pip install nvidia-nvjpeg")
+
+
+def _import_without_missing_library_noise() -> Any:
+    """Import nvimgcodec with fd 2 captured, then re-print all but the known noise.
+
+    Runs once per process, under ``_NV_LOCK``; any other stderr output in that
+    short window is passed through, not lost.
+    """
+    import tempfile
+
+    try:
+        saved = os.dup(2)
+    except OSError:  # no usable stderr: nothing to filter
+        import nvidia.nvimgcodec as nv
+
+        return nv
+    with tempfile.TemporaryFile() as capture:
+        os.dup2(capture.fileno(), 2)
+        try:
+            import nvidia.nvimgcodec as nv
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        capture.seek(0)
+        text = capture.read().decode(errors="replace")
+    kept = [line for line in text.splitlines() if line.strip() and not any(n in line for n in _IMPORT_NOISE)]
+    if kept:
+        os.write(2, ("\n".join(kept) + "\n").encode())
+    return nv
 
 
 # --------------------------------------------------------------------------

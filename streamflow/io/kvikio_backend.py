@@ -34,7 +34,7 @@ from streamflow.types import OutOfBoundsPolicy
 
 from .roi import GDS_ALIGNMENT
 
-__all__ = ["read_npy_gpu"]
+__all__ = ["read_npy_gpu", "read_npy_gpu_sync"]
 
 
 def _import() -> tuple[Any, Any]:
@@ -90,6 +90,56 @@ async def read_npy_gpu(
             for fut in futures:
                 if not fut.done():
                     await loop.run_in_executor(None, fut.get)
+            f.close()
+        for (off, length, _), got in zip(plan.reads, counts):
+            if got != length:
+                raise ReadError(
+                    f"short GPU read at byte {off}: got {got} of {length} bytes "
+                    "(file truncated while reading?)",
+                    path,
+                )
+        npy._stats_add(stats, reads=len(plan.reads), bytes_read=plan.buffer_size)
+    return npy._assemble(cupy, buf, prep, fill_value)
+
+
+def read_npy_gpu_sync(
+    path: str,
+    *,
+    roi: Any,
+    fill_value: Any,
+    out_of_bounds_policy: OutOfBoundsPolicy,
+    coalesce: dict[str, Any],
+    stats: Any,
+) -> Any:
+    """Blocking twin of :func:`read_npy_gpu`, for operator worker threads.
+
+    Used by ``fn.readers.numpy(device="gpu")`` with per-sample ROI arguments,
+    whose reads run inside ``Operator.run`` on a worker thread (no event loop
+    there): the ``IOFuture``s are waited for with ``get()`` directly.
+    UNTESTED HERE (no GPU), like the rest of this module.
+    """
+    from . import npy  # circular at import time only
+
+    cupy, kvikio = _import()
+    fd, st = npy._open(path)
+    try:
+        prep = npy._prepare(fd, st, path, roi, out_of_bounds_policy, GDS_ALIGNMENT, coalesce, stats)
+    finally:
+        os.close(fd)
+    plan = prep.plan
+    npy._stats_add(stats, useful_bytes=plan.useful_bytes)
+    buf = cupy.empty(plan.buffer_size, dtype=cupy.uint8)
+    if plan.reads:
+        f = kvikio.CuFile(path, "r")
+        futures = []
+        try:
+            for off, length, pos in plan.reads:
+                futures.append(f.pread(buf[pos : pos + length], length, off))
+            counts = [fut.get() for fut in futures]
+        finally:
+            for fut in futures:  # never close the file under a pending read
+                if not fut.done():
+                    fut.get()
             f.close()
         for (off, length, _), got in zip(plan.reads, counts):
             if got != length:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Sequence
 import numpy as np
 
 from ..errors import PipelineDefinitionError, SampleError
+from ..rng import RandomKey
 from ..types import Device
 
 if TYPE_CHECKING:
@@ -28,14 +29,6 @@ if TYPE_CHECKING:
     from ..runtime.io_pool import IOPool
 
 __all__ = ["Chunk", "Operator", "Source", "SourceBatch", "RandomKey", "EpochInfo"]
-
-
-@dataclass(frozen=True)
-class RandomKey:
-    """Identifies an operator's random stream: (pipeline seed, operator index)."""
-
-    seed: int
-    op_index: int
 
 
 @dataclass

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from ..errors import PipelineDefinitionError, ReadError
-from ..runtime import rng
+from .. import rng
 from .base import EpochInfo, Source, SourceBatch, RandomKey
 from .sharding import EpochOrder, ShardSpec
 

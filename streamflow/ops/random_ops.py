@@ -12,7 +12,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import PipelineDefinitionError
-from ..runtime import rng
+from .. import rng
 from .base import Chunk, Operator
 
 __all__ = ["Uniform", "CoinFlip", "Normal"]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import PipelineDefinitionError
-from ..runtime.rng import permutation_generator
+from ..rng import permutation_generator
 from .base import EpochInfo
 
 __all__ = ["ShardSpec", "shard_range", "EpochOrder"]

@@ -9,11 +9,19 @@ well distributed, reproducible on the GPU with the same integer arithmetic).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from ..ops.base import RandomKey
+__all__ = ["RandomKey", "mix", "uniform", "sample_generator", "permutation_generator"]
 
-__all__ = ["mix", "uniform", "sample_generator", "permutation_generator"]
+
+@dataclass(frozen=True)
+class RandomKey:
+    """Identifies an operator's random stream: (pipeline seed, operator index)."""
+
+    seed: int
+    op_index: int
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)

@@ -1,0 +1,153 @@
+"""fn.external_source: callables, iterables, async sources, per-sample mode, cycling, errors."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import streamflow as sf
+from streamflow import fn
+
+
+def run_epoch(pipe: sf.Pipeline) -> list[list[np.ndarray]]:
+    return [[np.asarray(s) for s in batch[0]] for batch in pipe.iter()]
+
+
+def make(source, batch_size=2, **kw):
+    @sf.pipeline_def(batch_size=batch_size, num_threads=1, seed=0)
+    def pipe():
+        return fn.external_source(source, **kw)
+
+    return pipe()
+
+
+def test_iterable_of_batches_ends_epoch_then_restarts() -> None:
+    data = [[np.array([i, i])] * 2 for i in range(3)]
+    with make(data) as pipe:
+        first = run_epoch(pipe)
+        second = run_epoch(pipe)
+    assert [int(b[0][0]) for b in first] == [0, 1, 2]
+    assert [int(b[0][0]) for b in second] == [0, 1, 2]
+
+
+def test_array_batch_is_split_along_first_axis() -> None:
+    with make([np.arange(6).reshape(2, 3)]) as pipe:
+        (batch,) = run_epoch(pipe)
+    assert [s.tolist() for s in batch] == [[0, 1, 2], [3, 4, 5]]
+
+
+def test_callable_with_batch_info_and_stop_iteration() -> None:
+    def source(info: sf.BatchInfo):
+        if info.iteration == 2:
+            raise StopIteration
+        return [np.full(2, info.iteration * 10 + info.epoch_idx)] * 2
+
+    with make(source, batch_info=True) as pipe:
+        assert [int(b[0][0]) for b in run_epoch(pipe)] == [0, 10]
+        assert [int(b[0][0]) for b in run_epoch(pipe)] == [1, 11]
+
+
+def test_per_sample_callable_gets_sample_info() -> None:
+    seen = []
+
+    def sample(info: sf.SampleInfo):
+        seen.append((info.idx_in_epoch, info.idx_in_batch, info.iteration))
+        if info.idx_in_epoch == 5:
+            raise StopIteration
+        return np.array([info.idx_in_epoch], dtype=np.int64)
+
+    with make(sample, batch_size=2, batch=False) as pipe:
+        batches = run_epoch(pipe)
+    assert [[int(s[0]) for s in b] for b in batches] == [[0, 1], [2, 3], [4]]
+    assert seen[:3] == [(0, 0, 0), (1, 1, 0), (2, 0, 1)]
+
+
+def test_per_sample_iterable_and_num_outputs() -> None:
+    samples = [(np.array([i]), np.array([i * 2])) for i in range(4)]
+
+    @sf.pipeline_def(batch_size=3, num_threads=1, seed=0)
+    def pipe():
+        a, b = fn.external_source(samples, batch=False, num_outputs=2)
+        return a, b
+
+    with pipe() as p:
+        batches = list(p.iter())
+    assert [len(b[0]) for b in batches] == [3, 1]
+    assert batches[0][1].as_array().reshape(-1).tolist() == [0, 2, 4]
+
+
+def test_async_generator_and_async_callable() -> None:
+    async def agen():
+        for i in range(3):
+            await asyncio.sleep(0)
+            yield [np.array([i])]
+
+    class Counter:
+        def __init__(self) -> None:
+            self.n = 0
+
+    counter = Counter()
+
+    async def acall():
+        counter.n += 1
+        if counter.n > 2:
+            raise StopAsyncIteration
+        return [np.array([counter.n])]
+
+    async def main():
+        results = []
+        for source in (agen(), acall):
+            pipe = make(source, batch_size=1)
+            async with pipe:
+                results.append([int(b[0].at(0)[0]) async for b in pipe])
+        return results
+
+    assert asyncio.run(main()) == [[0, 1, 2], [1, 2]]
+
+
+def test_cycle_restarts_within_the_epoch() -> None:
+    with make([[np.array([1])], [np.array([2])]], batch_size=1, cycle=True) as pipe:
+        values = [int(pipe.run()[0].at(0)[0]) for _ in range(5)]
+    assert values == [1, 2, 1, 2, 1]
+
+
+def test_bytes_samples_become_uint8(tmp_path: Path) -> None:
+    with make([[b"abc", b"de"]]) as pipe:
+        (batch,) = run_epoch(pipe)
+    assert batch[0].dtype == np.uint8 and batch[0].tobytes() == b"abc"
+
+
+def test_callback_error_names_the_source() -> None:
+    def broken():
+        raise KeyError("missing key")
+
+    with make(broken, name="my_feed") as pipe:
+        with pytest.raises(sf.PipelineError, match=r"external_source 'my_feed'.*KeyError.*missing key") as info:
+            pipe.run()
+    assert info.value.stage == "read"
+
+
+def test_wrong_batch_size_and_dtype_are_clear() -> None:
+    with make([[np.zeros(1)] * 3], batch_size=2) as pipe, pytest.raises(sf.PipelineError, match="batch_size is 2"):
+        pipe.run()
+    with make([[np.zeros(1, np.float64)]], dtype="uint8") as pipe, pytest.raises(sf.PipelineError, match="expected dtype uint8"):
+        pipe.run()
+    with pytest.raises(sf.PipelineDefinitionError, match="callable or iterable"):
+        make(42)
+
+
+def test_skip_drops_bad_user_samples_and_reports_them() -> None:
+    good = (Path(__file__).parents[1] / "data" / "jpeg-quirks" / "hopper.jpg").read_bytes()
+
+    @sf.pipeline_def(batch_size=3, num_threads=1, seed=0, on_error="skip")
+    def pipe():
+        return fn.decoders.image(fn.external_source([[good, b"not an image", good]]))
+
+    with pipe() as p:
+        batch = p.run()
+    assert len(batch[0]) == 2
+    ((sample_id, error),) = batch.dropped
+    assert sample_id == 1 and "not a recognised image format" in str(error)

@@ -1,0 +1,28 @@
+"""TensorList: dense and ragged batches, access, interop."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from streamflow import TensorList, types
+
+
+def test_dense_batch() -> None:
+    tl = TensorList.from_samples([np.ones((2, 3), np.float32), np.zeros((2, 3), np.float32)], layout="HW")
+    assert tl.is_dense_tensor() and len(tl) == 2 and tl.shape() == [(2, 3), (2, 3)]
+    assert tl.dtype is types.FLOAT and tl.layout == "HW"
+    assert tl.as_tensor().shape == (2, 2, 3) and np.shares_memory(tl.at(0), tl.as_tensor())
+    assert np.asarray(tl).shape == (2, 2, 3) and tl.as_array() is tl.as_tensor()
+    assert np.from_dlpack(tl).shape == (2, 2, 3)
+    assert tl.as_cpu() is tl
+
+
+def test_ragged_batch() -> None:
+    tl = TensorList.from_samples([np.ones((2, 3)), np.ones((4, 3))])
+    assert not tl.is_dense_tensor() and tl.shape() == [(2, 3), (4, 3)]
+    assert [s.shape for s in tl] == [(2, 3), (4, 3)]
+    with pytest.raises(ValueError, match="ragged"):
+        tl.as_tensor()
+    with pytest.raises(AttributeError):
+        tl.__cuda_array_interface__
