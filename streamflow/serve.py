@@ -52,6 +52,7 @@ import contextlib
 import inspect
 import itertools
 import math
+import re
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Sequence
@@ -72,7 +73,7 @@ __all__ = ["DynamicBatcher", "BatcherStats"]
 
 # A request whose batch had to be re-run (pipeline failure, see _recover) is
 # tried at most this many times before it fails.
-MAX_ATTEMPTS = 3
+MAX_ATTEMPTS = 4
 
 # Latencies kept for the percentiles of stats() (a ring of the latest ones).
 LATENCY_WINDOW = 10_000
@@ -87,6 +88,10 @@ LATENCY_WINDOW = 10_000
 # requests are re-run in a new batch (without the bad inputs) instead of trusting
 # their rows. Remove once the engine keeps every column aligned.
 _RERUN_SURVIVORS_AFTER_DROPS = 2
+
+# How the batcher's external source names its samples (ExternalSource.read_batch).
+_SOURCE_NAME = "serve"
+_SERVE_SOURCE = re.compile(r"^serve\[epoch \d+, sample (\d+)\]$")
 
 
 @dataclass(frozen=True)
@@ -143,7 +148,10 @@ class _Request:
     submitted_at: float
     id: int
     attempts: int = 0
-    alone: bool = False  # run in a batch of its own (it may be what broke the pipeline)
+    # Retried requests go back to the front of the queue in groups; a group
+    # forms a batch of its own, at once (no new requests mixed in).
+    group: int | None = None
+    alone: bool = False  # retried in a batch of its own (it may be what broke the pipeline)
 
 
 @dataclass
@@ -274,6 +282,7 @@ class DynamicBatcher:
         self._draining = False  # aclose(): batch what is waiting, then end
         self._closed = False
         self._ids = itertools.count()
+        self._groups = itertools.count()
         # statistics
         self._submitted = self._ok = self._failed = self._cancelled = self._rejected = 0
         self._batches = 0
@@ -394,9 +403,11 @@ class DynamicBatcher:
         try:
             return await req.future
         except asyncio.CancelledError:
-            if not req.future.done() or req.future.cancelled():
+            if not req.future.done():
+                req.future.cancel()
+            if req.future.cancelled():
                 # Still waiting: leave the queue. Already batched: its result is
-                # discarded when it comes (_resolve sees the done future).
+                # discarded when it comes (_resolve/_fail see the done future).
                 with contextlib.suppress(ValueError):
                     self._waiting.remove(req)
                 self._cancelled += 1
@@ -420,9 +431,9 @@ class DynamicBatcher:
     def _make_pipeline(self, feed: Callable[..., Any]) -> Pipeline:
         """Trace the definition with a fresh input node fed by ``feed``."""
         if self.num_inputs == 1:
-            nodes: tuple[DataNode, ...] = (external_source(feed, batch_info=True, name="serve"),)
+            nodes: tuple[DataNode, ...] = (external_source(feed, batch_info=True, name=_SOURCE_NAME),)
         else:
-            nodes = tuple(external_source(feed, batch_info=True, num_outputs=self.num_inputs, name="serve"))
+            nodes = tuple(external_source(feed, batch_info=True, num_outputs=self.num_inputs, name=_SOURCE_NAME))
         overrides = {"batch_size": self.max_batch_size, "on_error": "skip"}
         if getattr(self.definition, "__wrapped__", None) is not None:  # a @pipeline_def function
             result = self.definition(*nodes, **self.pipeline_args, **overrides)
@@ -486,8 +497,11 @@ class DynamicBatcher:
                 await self._wakeup.wait()
                 continue
             head = waiting[0]
-            if head.alone:
-                return [waiting.popleft()]
+            if head.group is not None:  # a retried group: a batch of its own, now
+                batch = []
+                while waiting and waiting[0].group == head.group and len(batch) < self.max_batch_size:
+                    batch.append(waiting.popleft())
+                return batch
             if len(waiting) >= self.max_batch_size or self._draining:
                 break
             remaining = head.submitted_at + self.max_delay - time.perf_counter()
@@ -497,7 +511,7 @@ class DynamicBatcher:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._wakeup.wait(), remaining)
         batch: list[_Request] = []
-        while waiting and len(batch) < self.max_batch_size and not waiting[0].alone:
+        while waiting and len(batch) < self.max_batch_size and waiting[0].group is None:
             batch.append(waiting.popleft())
         return batch
 
@@ -524,6 +538,8 @@ class DynamicBatcher:
                 gen.slots.release()
 
     async def _deliver(self, batch: Any, reqs: list[_Request]) -> None:
+        if not reqs:
+            return
         base = batch.batch_index * self.max_batch_size
         rows = [int(sid) - base for sid in batch.sample_ids]
         dropped = [(int(sid) - base, err) for sid, err in (getattr(batch, "dropped", None) or [])]
@@ -565,40 +581,74 @@ class DynamicBatcher:
             self._resolve(req, results[j])
 
     def _requeue(self, reqs: list[_Request], *, alone: bool, why: BaseException | None) -> None:
-        """Put requests back at the front of the queue (they were admitted already)."""
+        """Put requests back at the front of the queue (they were admitted already).
+
+        They come back as one group (a batch of their own), or with ``alone``
+        each in a batch of its own. A request that failed alone already, or
+        was tried ``MAX_ATTEMPTS`` times, fails instead.
+        """
         assert self._wakeup is not None
+        together = next(self._groups)
         for req in reversed(reqs):
             if req.future.done():
                 continue
             if req.attempts >= MAX_ATTEMPTS or (alone and req.alone):
-                err = PipelineError(
-                    f"request {req.id} could not be processed: "
-                    + (f"{type(why).__name__}: {why}" if why is not None else f"{req.attempts} attempts failed")
-                )
+                detail = f"{type(why).__name__}: {why}" if why is not None else f"{req.attempts} attempts failed"
+                err = PipelineError(f"request {req.id} could not be processed: {detail}")
                 err.__cause__ = why
                 self._fail(req, err)
                 continue
             req.alone = req.alone or alone
+            req.group = next(self._groups) if alone else together
             self._waiting.appendleft(req)
             self._retried += 1
         self._wakeup.set()
 
+    def _failed_rows(self, gen: _Generation) -> dict[tuple[int, int], str]:
+        """(batch index, row) -> reason of the samples the failed pipeline skipped.
+
+        Read from ``pipe.stats().skipped``, whose sources the external source
+        names ``serve[epoch E, sample S]`` (sample id S = batch index *
+        batch size + row). Empty when that cannot be read.
+        """
+        found: dict[tuple[int, int], str] = {}
+        try:
+            skipped = gen.pipe.stats().skipped
+        except Exception:  # noqa: BLE001 - a best-effort diagnosis
+            return found
+        for sample in skipped:
+            match = _SERVE_SOURCE.match(sample.source or "")
+            if match:
+                sid = int(match.group(1))
+                found[(sid // self.max_batch_size, sid % self.max_batch_size)] = sample.reason
+        return found
+
     async def _recover(self, gen: _Generation, exc: BaseException) -> None:
-        """The pipeline failed: retry its batches and start a new pipeline.
+        """The pipeline failed: answer or retry its batches, start a new pipeline.
 
         The oldest batch in flight is the one the failing stage was working
-        on: its requests are retried each in a batch of its own, so a request
-        that breaks the pipeline alone fails alone. The later batches are
-        retried as they were.
+        on. Its rows that the pipeline reported as failed samples fail with
+        that reason; the others are retried as one batch. When no row was
+        reported, each of its requests is retried in a batch of its own, so a
+        request that breaks the pipeline alone fails alone. The later batches
+        are retried as they were.
         """
         self._restarts += 1
-        batches = [gen.inflight[k] for k in sorted(gen.inflight)]
+        failed_rows = self._failed_rows(gen)
+        order = sorted(gen.inflight)
+        batches = [(k, gen.inflight[k]) for k in order]
         gen.inflight.clear()
         if batches:
-            suspects, others = batches[0], [r for b in batches[1:] for r in b]
-            # Front of the queue, in order: suspects (alone), then the other batches.
-            self._requeue(others, alone=False, why=exc)
-            self._requeue(suspects, alone=len(suspects) > 1 or not suspects[0].alone, why=exc)
+            for _, later in reversed(batches[1:]):
+                self._requeue(later, alone=False, why=exc)
+            index, first = batches[0]
+            culprits = {row: reason for (b, row), reason in failed_rows.items() if b == index and row < len(first)}
+            for row, reason in culprits.items():
+                self._fail(first[row], _request_error(first[row], SampleError(reason)))
+            if culprits:
+                self._requeue([r for i, r in enumerate(first) if i not in culprits], alone=False, why=exc)
+            else:
+                self._requeue(first, alone=True, why=exc)
         with contextlib.suppress(Exception):
             await gen.pipe.aclose()
         try:

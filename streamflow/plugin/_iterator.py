@@ -226,26 +226,17 @@ def _pipe_started(pipe: Any) -> bool:
 
 def _restore_pipeline(pipe: Any, checkpoint: bytes) -> None:
     """Make a not-yet-started pipeline resume at ``checkpoint``."""
-    if pipeline_position(pipe) == pipeline_position(_Ck(checkpoint)) and not _pipe_started(pipe):
-        state_now = json.loads(bytes(pipe.checkpoint()).decode())
-        state_ck = json.loads(bytes(checkpoint).decode())
-        if state_now.get("seed") == state_ck.get("seed"):
-            return
     if _pipe_started(pipe):
+        now = json.loads(bytes(pipe.checkpoint()).decode())
+        want = json.loads(bytes(checkpoint).decode())
+        if all(now.get(k) == want.get(k) for k in ("seed", "epoch", "batch")):
+            return  # already there (e.g. built with this checkpoint)
         raise PipelineDefinitionError(
-            "the pipeline has already started; to resume, give the checkpoint to a new pipeline "
+            "the pipeline has already run; to resume, give the checkpoint to a new pipeline "
             "(mypipe(..., checkpoint=...)) or pass pipelines that have not run yet"
         )
     restore = getattr(pipe, "restore", None) or getattr(pipe, "_restore")
     restore(bytes(checkpoint))
-
-
-class _Ck:
-    def __init__(self, data: bytes) -> None:
-        self._data = data
-
-    def checkpoint(self) -> bytes:
-        return self._data
 
 
 def _split_checkpoint(checkpoint: bytes | Sequence[bytes], count: int) -> tuple[list[bytes], dict[str, Any] | None]:
@@ -363,6 +354,12 @@ class BaseIterator:
         if self._readers[0] is not None:
             return self._readers[0].epoch_size
         return self._size
+
+    @property
+    def last_batches(self) -> list[Any]:
+        """The streamflow ``Batch`` (with ``.sources``, ``.sample_ids``, ``.epoch``)
+        that each pipeline's part of the last step came from."""
+        return list(self._last)
 
     @property
     def epoch(self) -> int:

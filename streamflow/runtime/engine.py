@@ -26,7 +26,10 @@ from .stages import ComputeStage, ErrorPolicy, SourceStage, StageContext, assemb
 from .stats import PipelineStats, StageStats, StatsRecorder
 from .work import EndOfEpoch, Work
 
-__all__ = ["Engine", "Batch"]
+__all__ = ["Engine", "Batch", "BATCHES_PER_STAGE"]
+
+# Batches a compute stage works on at once (see Engine._run_compute).
+BATCHES_PER_STAGE = 2
 
 
 class Batch(tuple):  # type: ignore[type-arg]
@@ -106,7 +109,7 @@ class Engine:
             stats=self.stats_recorder,
             on_error=on_error,
             replace=self._replace,
-            chunks_per_batch=max(1, 2 * num_threads),
+            chunks_per_batch=max(1, 4 * num_threads),
         )
         keep = _needed_after(plan)
         stages = list(plan.stages)
@@ -208,21 +211,55 @@ class Engine:
             epoch, first_batch = epoch + 1, 0
 
     async def _run_compute(self, index: int, stage: ComputeStage) -> None:
+        """Process batches in order, with up to BATCHES_PER_STAGE of them at once.
+
+        Two batches in progress keep the worker pool busy: chunks of batch i+1
+        are queued while the last chunks and the output assembly of batch i
+        run, instead of threads idling at every batch boundary.
+        """
         source, times = self.channels[index - 1], self._times[index]
         last = index == len(self.compute_stages)
-        while True:
-            began = time.perf_counter()
-            item = await source.get()
-            got = time.perf_counter()
-            times.wait_in += got - began
+        started: asyncio.Queue[asyncio.Task[Any]] = asyncio.Queue(maxsize=BATCHES_PER_STAGE - 1)
+
+        async def handle(item: Any) -> Any:
             if isinstance(item, Work):
+                began = time.perf_counter()
                 item = await stage.process(item)
                 if last:
                     item.outputs = await self.workers.call(assemble_outputs, self.plan, item)
-                times.busy += time.perf_counter() - got
+                times.busy += time.perf_counter() - began
                 times.batches += 1
                 times.samples += len(item)
-            await self._put(index, item)
+            return item
+
+        async def start_batches() -> None:
+            while True:
+                began = time.perf_counter()
+                item = await source.get()
+                times.wait_in += time.perf_counter() - began
+                await started.put(asyncio.create_task(handle(item)))
+
+        starter = asyncio.create_task(start_batches())
+        current: asyncio.Task[Any] | None = None
+        waiting: asyncio.Task[Any] | None = None
+        try:
+            while True:
+                waiting = asyncio.create_task(started.get())
+                await asyncio.wait({waiting, starter}, return_when=asyncio.FIRST_COMPLETED)
+                if not waiting.done():
+                    starter.result()  # the input ended or failed: re-raise that
+                current, waiting = waiting.result(), None
+                item = await current
+                current = None
+                await self._put(index, item)
+        finally:
+            starter.cancel()
+            leftovers = [t for t in (current, waiting) if t is not None]
+            while not started.empty():
+                leftovers.append(started.get_nowait())
+            for task in leftovers:
+                task.cancel()
+            await asyncio.gather(starter, *leftovers, return_exceptions=True)
 
     async def _replace(self, epoch: int, sample_id: int, attempt: int, up_to: StageKind) -> Work | None:
         work = await self.source_stage.read_replacement(epoch, sample_id, attempt)
