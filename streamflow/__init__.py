@@ -5,7 +5,7 @@ it with ``async for`` (async code), ``pipe.iter()`` (plain loops) or
 ``pipe.run()`` (one batch). See ``docs/architecture.md`` for how it runs.
 """
 
-from . import errors, fn, types
+from . import errors, fn, io, types
 from .errors import (
     DecodeError,
     PipelineClosedError,
@@ -43,6 +43,7 @@ __all__ = [
     "TensorList",
     "errors",
     "fn",
+    "io",
     "pipeline_def",
     "types",
     "__version__",

@@ -531,11 +531,16 @@ class DynamicBatcher:
                     return
                 await self._recover(gen, exc)
                 continue
-            reqs = gen.inflight.pop(batch.batch_index, [])
+            reqs = gen.inflight.get(batch.batch_index, [])
             try:
                 await self._deliver(batch, reqs)
-            finally:
-                gen.slots.release()
+            except asyncio.CancelledError:
+                raise  # aclose() answers the requests still in gen.inflight
+            except Exception as exc:  # noqa: BLE001 - a bug here must not strand requests
+                for req in reqs:
+                    self._fail(req, PipelineError(f"internal error while answering: {type(exc).__name__}: {exc}"))
+            gen.inflight.pop(batch.batch_index, None)
+            gen.slots.release()
 
     async def _deliver(self, batch: Any, reqs: list[_Request]) -> None:
         if not reqs:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..errors import PipelineDefinitionError
 from ..graph import DataNode, add_node, split_arguments

@@ -9,7 +9,9 @@ from ..graph import DataNode, add_node
 from ..ops.file_reader import DEFAULT_FILE_FILTERS, FileReader
 from ..ops.sharding import ShardSpec
 
-__all__ = ["file"]
+from .numpy_reader import numpy
+
+__all__ = ["file", "numpy"]
 
 
 def file(

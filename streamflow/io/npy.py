@@ -51,10 +51,6 @@ __all__ = [
 _PREFIX_READ = 4096
 #: Reads bigger than this are split so several threads can read at once.
 _CHUNK = 8 * 1024 * 1024
-#: Plans whose reads average less than this are sparse: the kernel's
-#: readahead (128 KiB+ around each read) would fetch far more than asked,
-#: so it is switched off for that descriptor (``POSIX_FADV_RANDOM``).
-_SPARSE_READ = 256 * 1024
 
 
 @dataclass
@@ -283,21 +279,6 @@ def _split_reads(
     return [g for g in out if g]
 
 
-def _advise_sparse(fd: int, plan: ReadPlan) -> None:
-    """No readahead on ``fd`` when the plan reads many small scattered ranges.
-
-    A cold 1 % cube of a 256 MiB array (4096 reads of ~650 bytes) otherwise
-    makes the kernel fetch 13x the region from storage; advice is per open
-    file description, so other readers of the file are not affected.
-    """
-    n = len(plan.reads)
-    if n > 1 and plan.buffer_size < _SPARSE_READ * n and hasattr(os, "posix_fadvise"):
-        try:
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
-        except OSError:  # advice only
-            pass
-
-
 def _read_pieces(
     fd: int,
     buf: np.ndarray,
@@ -330,7 +311,6 @@ def _read_pieces_own_fd(
             old.st_mtime_ns,
         ):
             raise ReadError("the file changed while it was being read", prep.path)
-        _advise_sparse(fd, prep.plan)
         _read_pieces(fd, buf, pieces, prep.path, stats)
     finally:
         os.close(fd)
@@ -368,7 +348,6 @@ def _cpu_all(
         groups = _split_reads(prep.plan.reads, split) if split > 1 and big else []
         if len(groups) > 1:
             return None, prep, buf, groups
-        _advise_sparse(fd, prep.plan)
         _read_pieces(fd, buf, [(o, n, p) for o, n, p in prep.plan.reads], path, stats)
     finally:
         os.close(fd)

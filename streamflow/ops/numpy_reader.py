@@ -36,15 +36,16 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .. import rng
 from ..errors import PipelineDefinitionError, ReadError, SampleError
 from ..io import npy as npy_io
 from ..io.roi import DEFAULT_MAX_GAP, DEFAULT_MAX_READS, DEFAULT_MAX_WASTE, ROI_ARGUMENTS
-from .. import rng
 from ..types import Device, OutOfBoundsPolicy
 from .base import Chunk, EpochInfo, Operator, RandomKey, Source, SourceBatch
 from .file_reader import _walk_files
@@ -53,7 +54,7 @@ from .sharding import EpochOrder, ShardSpec
 if TYPE_CHECKING:
     from ..runtime.io_pool import IOPool
 
-__all__ = ["NumpyReader", "NumpyRegionRead", "PER_SAMPLE_ROI_ARGUMENTS", "list_npy_files"]
+__all__ = ["PER_SAMPLE_ROI_ARGUMENTS", "NumpyReader", "NumpyRegionRead", "list_npy_files"]
 
 #: ROI arguments that may be per-sample ``DataNode``s (``roi_axes`` is constant, as in DALI).
 PER_SAMPLE_ROI_ARGUMENTS = frozenset(a for a in ROI_ARGUMENTS if a != "roi_axes")
@@ -149,11 +150,11 @@ class NumpyReader(Source):
         self.stats = npy_io.ReadStats()
 
     # --- set-up and epochs (as readers.file) ------------------------------
-    def prepare(self, batch_size: int, seed: int, io: "IOPool") -> None:
+    def prepare(self, batch_size: int, seed: int, io: IOPool) -> None:
         self._batch_size = batch_size
         self._io = io
         # read_npy wants an Executor: big reads are split over several threads.
-        self._executor = getattr(io, "executor", None) or getattr(io, "_executor", None)
+        self._executor = io.executor
         self._order = EpochOrder(len(self.paths), self.shard, batch_size, self._seed if self._seed is not None else seed)
 
     def _epoch_order(self) -> EpochOrder:
@@ -184,8 +185,9 @@ class NumpyReader(Source):
 
     async def _read(self, items: np.ndarray, ids: np.ndarray) -> SourceBatch:
         paths = [self.paths[int(i)] for i in items]
+        sources: list[str | None] = list(paths)
         if self.deferred:
-            return SourceBatch(outputs=[list(paths)], sample_ids=ids, sources=list(paths))
+            return SourceBatch(outputs=[list(paths)], sample_ids=ids, sources=sources)
         # every file of the batch at once; read_npy runs the blocking reads on the I/O pool
         results = await asyncio.gather(*(self._read_one(p) for p in paths))
         data: list[Any] = []
@@ -196,7 +198,7 @@ class NumpyReader(Source):
                 data.append(None)
             else:
                 data.append(value)
-        return SourceBatch(outputs=[data], sample_ids=ids, sources=paths, failures=failures)
+        return SourceBatch(outputs=[data], sample_ids=ids, sources=sources, failures=failures)
 
     async def read_batch(self, epoch: int, batch_index: int) -> SourceBatch | None:
         items, ids = self._epoch_order().indices(epoch)

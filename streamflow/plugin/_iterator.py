@@ -313,19 +313,24 @@ class BaseIterator:
             for p, c in zip(self._pipes, ckpts):
                 _restore_pipeline(p, c)
         positions = [pipeline_position(p) for p in self._pipes]
-        if len(set(positions)) != 1:
-            raise PipelineDefinitionError(
-                f"the pipelines are at different positions (epoch, batch): {positions}; "
-                "give them checkpoints taken together"
-            )
-        self._epoch, self._count = positions[0]
-        self._done = False
         if state is not None:
             self._epoch, self._count = int(state["epoch"]), int(state["count"])
             self._done = bool(state.get("done", False))
+        else:
+            # A pipeline that ended its epoch one batch early sits at (epoch + 1, 0).
+            self._epoch = min(e for e, _ in positions)
+            self._count = max((b for e, b in positions if e == self._epoch), default=0)
+            self._done = False
+        for e, b in positions:
+            if (e, b) != (self._epoch, self._count) and (e, b) != (self._epoch + 1, 0):
+                raise PipelineDefinitionError(
+                    f"the pipelines are at different positions (epoch, batch): {positions}; "
+                    "give them checkpoints taken together"
+                )
+        ended = [e > self._epoch for e, _ in positions]
         self._plans = self._make_plans(self._epoch)
         self._pending: list[Any] = [None] * len(self._pipes)
-        self._pipe_ended = [positions[0][0] > self._epoch] * len(self._pipes)
+        self._pipe_ended = ended
         self._last: list[Any] = [None] * len(self._pipes)  # last batch of each pipeline
         self._alive: collections.deque[Any] = collections.deque(maxlen=self.keep_alive)
         self._checkpoints = [bytes(p.checkpoint()) for p in self._pipes]
@@ -425,7 +430,7 @@ class BaseIterator:
                     f"epoch {self._epoch}; do not run the pipelines outside the iterator"
                 )
             if batch is None or (plan.policy is LastBatchPolicy.DROP and plan.batches is None
-                                 and len(batch) < self.batch_size):
+                                 and len(batch) > 0 and len(batch[0]) < self.batch_size):
                 if plan.batches is None or not plan.synthesize or k >= (plan.batches or 0):
                     # The pipeline's epoch is over: so is the iterator's.
                     self._end_epoch()

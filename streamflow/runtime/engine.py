@@ -232,12 +232,17 @@ class Engine:
                 times.samples += len(item)
             return item
 
+        alive: set[asyncio.Task[Any]] = set()  # every handle() task, to cancel on exit
+
         async def start_batches() -> None:
             while True:
                 began = time.perf_counter()
                 item = await source.get()
                 times.wait_in += time.perf_counter() - began
-                await started.put(asyncio.create_task(handle(item)))
+                task = asyncio.create_task(handle(item))
+                alive.add(task)
+                task.add_done_callback(alive.discard)
+                await started.put(task)
 
         starter = asyncio.create_task(start_batches())
         current: asyncio.Task[Any] | None = None
@@ -253,13 +258,11 @@ class Engine:
                 current = None
                 await self._put(index, item)
         finally:
-            starter.cancel()
-            leftovers = [t for t in (current, waiting) if t is not None]
-            while not started.empty():
-                leftovers.append(started.get_nowait())
+            queued = [started.get_nowait() for _ in range(started.qsize())]
+            leftovers = [starter, *alive, *queued, *(t for t in (current, waiting) if t is not None)]
             for task in leftovers:
                 task.cancel()
-            await asyncio.gather(starter, *leftovers, return_exceptions=True)
+            await asyncio.gather(*leftovers, return_exceptions=True)
 
     async def _replace(self, epoch: int, sample_id: int, attempt: int, up_to: StageKind) -> Work | None:
         work = await self.source_stage.read_replacement(epoch, sample_id, attempt)

@@ -49,6 +49,11 @@ class _Pool:
         self.threads = threads
         self._executor = concurrent.futures.ThreadPoolExecutor(threads, thread_name_prefix=prefix)
 
+    @property
+    def executor(self) -> concurrent.futures.Executor:
+        """The underlying executor (for APIs that take one, such as ``read_npy``)."""
+        return self._executor
+
     async def call(self, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn(*args)`` on the pool and await its result."""
         loop = asyncio.get_running_loop()

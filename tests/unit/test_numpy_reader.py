@@ -347,16 +347,22 @@ def test_gpu_device_needs_a_gpu_or_falls_back(data_root: Path) -> None:
         pytest.skip("the CPU fallback only happens without a GPU")
 
     for per_sample in (False, True):
+        pipe = _gpu_auto_pipeline(data_root, per_sample)
+        with pytest.warns(sf.CpuFallbackWarning):
+            pipe.build()
+        with pipe:
+            batch = pipe.run()
+        (out,) = batch
+        _check([out.at(i) for i in range(len(out))], batch.sources, np.s_[0:2, 0:2, 0:2])
 
-        @sf.pipeline_def(batch_size=4, num_threads=1, device_id="auto")
-        def auto():
-            end = fn.random.uniform(values=[2.0], shape=3) if per_sample else (2, 2, 2)
-            return read_numpy(file_root=data_root, device="gpu", roi_end=end)
 
-        with pytest.warns(sf.CpuFallbackWarning), auto() as p:
-            batch = p.run()
-            (out,) = batch
-            _check([out.at(i) for i in range(len(out))], batch.sources, np.s_[0:2, 0:2, 0:2])
+def _gpu_auto_pipeline(data_root: Path, per_sample: bool) -> sf.Pipeline:
+    @sf.pipeline_def(batch_size=4, num_threads=1, device_id="auto")
+    def auto():
+        end = fn.random.uniform(values=[2.0], shape=3) if per_sample else (2, 2, 2)
+        return read_numpy(file_root=data_root, device="gpu", roi_end=end)
+
+    return auto()
 
 
 @pytest.mark.parametrize(
