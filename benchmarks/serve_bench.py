@@ -73,6 +73,8 @@ class Server:
             "--threads", str(args.threads),
             "--torch-threads", str(args.torch_threads),
             "--max-queue", str(args.max_queue),
+            "--batches-in-flight", str(args.batches_in_flight),
+            "--model", args.model,
         ]
         self.cmd = cmd
         self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
@@ -268,6 +270,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--max-queue", type=int, default=1024)
     ap.add_argument("--threads", type=int, default=2, help="streamflow CPU threads in the server")
     ap.add_argument("--torch-threads", type=int, default=1)
+    ap.add_argument("--batches-in-flight", type=int, default=2)
+    ap.add_argument("--model", choices=("fc", "conv"), default="fc", help="the example server's model")
     ap.add_argument("--images", type=int, default=256, help="distinct JPEGs sent")
     ap.add_argument("--modes", default="batched,baseline")
     ap.add_argument("--data-dir", type=Path, default=None)

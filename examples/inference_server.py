@@ -55,30 +55,56 @@ def preprocess(jpegs):
     return fn.crop_mirror_normalize(images, dtype=types.FLOAT, output_layout="CHW", mean=MEAN, std=STD)
 
 
-def make_model():
-    """A small CNN (~25 M multiply-adds per 224x224 image), fixed random weights."""
+def make_model(kind: str = "fc"):
+    """A small CNN classifier with fixed random weights (eval mode).
+
+    ``"fc"`` (default): a light convolutional stem (~7 M multiply-adds per
+    224x224 image) and an AlexNet-style fully connected head (12544 -> 1024,
+    12.8 M weights, 51 MB). ``"conv"``: four 3x3 convolutions (~42 M
+    multiply-adds) and global pooling, almost no weights.
+
+    Why both: on a CPU, convolutions are compute-bound, so a batch costs
+    about the sum of its images and batching gains little there; a big
+    layer's weight traffic (and the per-call overhead) is paid once per call,
+    so batching divides it by the batch size. See docs/serving.md.
+    """
     import torch
     from torch import nn
 
     torch.manual_seed(0)
-    model = nn.Sequential(
-        nn.Conv2d(3, 16, 3, stride=2, padding=1), nn.ReLU(inplace=True),
-        nn.Conv2d(16, 32, 3, stride=2, padding=1), nn.ReLU(inplace=True),
-        nn.Conv2d(32, 64, 3, stride=2, padding=1), nn.ReLU(inplace=True),
-        nn.Conv2d(64, 64, 3, stride=2, padding=1), nn.ReLU(inplace=True),
-        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, NUM_CLASSES),
-    )
-    return model.eval()
+    if kind == "conv":
+        layers = [
+            nn.Conv2d(3, 16, 3, stride=2, padding=1), nn.ReLU(inplace=True),
+            nn.Conv2d(16, 32, 3, stride=2, padding=1), nn.ReLU(inplace=True),
+            nn.Conv2d(32, 64, 3, stride=2, padding=1), nn.ReLU(inplace=True),
+            nn.Conv2d(64, 64, 3, stride=2, padding=1), nn.ReLU(inplace=True),
+            nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, NUM_CLASSES),
+        ]
+    elif kind == "fc":
+        layers = [
+            nn.Conv2d(3, 8, 4, stride=4), nn.ReLU(inplace=True),  # 56x56
+            nn.Conv2d(8, 32, 3, stride=2, padding=1), nn.ReLU(inplace=True),  # 28x28
+            nn.Conv2d(32, 64, 3, stride=2, padding=1), nn.ReLU(inplace=True),  # 14x14
+            nn.Flatten(), nn.Linear(64 * 14 * 14, 1024), nn.ReLU(inplace=True),
+            nn.Linear(1024, NUM_CLASSES),
+        ]
+    else:
+        raise ValueError(f"unknown model {kind!r}; use 'fc' or 'conv'")
+    return nn.Sequential(*layers).eval()
 
 
 class Classifier:
     """The batcher's ``postprocess``: the model on a whole batch, one answer per row."""
 
-    def __init__(self) -> None:
+    def __init__(self, kind: str = "fc", max_batch_size: int = 1) -> None:
         import torch
 
         self.torch = torch
-        self.model = make_model()
+        self.model = make_model(kind)
+        # The first call at each batch shape is slower (kernel selection); pay it now.
+        with torch.inference_mode():
+            for n in range(1, max_batch_size + 1):
+                self.model(torch.zeros(n, 3, IMAGE_SIZE, IMAGE_SIZE))
 
     def __call__(self, outputs: tuple) -> list[tuple[int, float, int]]:
         torch = self.torch
@@ -93,13 +119,17 @@ class Classifier:
 def make_app(args: argparse.Namespace):
     from aiohttp import web
 
+    import torch
+
+    torch.set_num_threads(args.torch_threads)
+
     batcher = DynamicBatcher(
         preprocess,
         max_batch_size=args.max_batch_size,
         max_delay=args.max_delay_ms / 1000.0,
         max_queue=args.max_queue,
         max_batches_in_flight=args.batches_in_flight,
-        postprocess=Classifier(),
+        postprocess=Classifier(args.model, args.max_batch_size),
         pipeline_args={"num_threads": args.threads},
     )
 
@@ -134,7 +164,15 @@ def make_app(args: argparse.Namespace):
         return web.json_response({"ok": not batcher.closed})
 
     async def stats(request: web.Request) -> web.Response:
-        return web.json_response(batcher.stats().as_dict())
+        body = batcher.stats().as_dict()
+        pipe = batcher.pipeline_stats()
+        if pipe is not None:  # where the pipeline's time goes (counters of the current pipeline)
+            body["pipeline"] = {
+                "generation": body["pipeline_restarts"],
+                "stage_busy_s": {s.name: s.busy_time for s in pipe.stages},
+                "operator_busy_s": {o.name: o.busy_time for o in pipe.operators},
+            }
+        return web.json_response(body)
 
     app = web.Application(client_max_size=args.max_body_mb * 2**20)
     app.cleanup_ctx.append(lifespan)
@@ -145,9 +183,6 @@ def make_app(args: argparse.Namespace):
 async def serve(args: argparse.Namespace) -> None:
     from aiohttp import web
 
-    import torch
-
-    torch.set_num_threads(args.torch_threads)
     app = make_app(args)
     # handler_cancellation: a client that disconnects cancels its handler, so
     # its request leaves the batcher's queue (or its result is discarded).
@@ -176,6 +211,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--threads", type=int, default=2, help="streamflow CPU threads")
     ap.add_argument("--torch-threads", type=int, default=1, help="torch intra-op threads")
     ap.add_argument("--max-body-mb", type=int, default=16)
+    ap.add_argument("--model", choices=("fc", "conv"), default="fc", help="see make_model()")
     return ap.parse_args(argv)
 
 

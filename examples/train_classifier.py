@@ -26,19 +26,19 @@ from unittest import mock
 
 import torch
 import torch.distributed as dist
-import torch.nn as nn
 import torch.nn.functional as F
+from torch import nn
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-import _dataset  # noqa: E402  (benchmarks/_dataset.py)
+import _dataset
 
-import streamflow as sf  # noqa: E402
-from streamflow import fn  # noqa: E402
-from streamflow.distributed import default_shard  # noqa: E402
-from streamflow.plugin.pytorch import ClassificationIterator, LastBatchPolicy  # noqa: E402
+import streamflow as sf
+from streamflow import fn
+from streamflow.distributed import default_shard
+from streamflow.plugin.pytorch import ClassificationIterator, LastBatchPolicy
 
 SIZE = 64
 MEAN = (0.485 * 255, 0.456 * 255, 0.406 * 255)

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
-__all__ = ["WorldInfo", "world_info", "default_shard", "default_device_id"]
+__all__ = ["WorldInfo", "default_device_id", "default_shard", "world_info"]
 
 
 @dataclass(frozen=True)
@@ -88,6 +88,14 @@ def default_shard(env: Mapping[str, str] | None = None) -> tuple[int, int]:
     """``(shard_id, num_shards)`` for this process: ``(rank, world_size)``."""
     info = world_info(env)
     return info.rank, info.world_size
+
+
+def resolve_shard(shard_id: int | None, num_shards: int | None) -> tuple[int, int]:
+    """Fill in what a reader was not told from the process's rank and world size."""
+    if shard_id is not None and num_shards is not None:
+        return shard_id, num_shards
+    env_shard, env_shards = default_shard()
+    return (env_shard if shard_id is None else shard_id), (env_shards if num_shards is None else num_shards)
 
 
 def default_device_id(env: Mapping[str, str] | None = None) -> int:

@@ -433,6 +433,22 @@ class Pipeline:
         }
         return json.dumps(state, sort_keys=True).encode()
 
+    @property
+    def position(self) -> tuple[int, int]:
+        """(epoch, batch index) of the next batch the consumer will receive."""
+        return self._position
+
+    def restore(self, checkpoint: bytes) -> None:
+        """Continue from ``checkpoint`` (bytes of ``checkpoint()``); only before the first batch.
+
+        Raises:
+            PipelineDefinitionError: the pipeline already started, or the
+                checkpoint is not valid for it.
+        """
+        if self._resources.engine is not None or self._state in (PipelineState.RUNNING, PipelineState.CLOSED):
+            raise PipelineDefinitionError("restore() must be called before the pipeline starts")
+        self._restore(checkpoint)
+
     def _restore(self, checkpoint: bytes) -> None:
         try:
             state = json.loads(bytes(checkpoint).decode())

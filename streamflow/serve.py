@@ -68,6 +68,7 @@ from .fn import external_source
 from .graph import DataNode
 from .pipeline import Pipeline
 from .runtime.stages import ErrorPolicy
+from .runtime.stats import PipelineStats
 
 __all__ = ["DynamicBatcher", "BatcherStats"]
 
@@ -113,6 +114,7 @@ class BatcherStats:
         latency_p50, latency_p95, latency_p99, latency_mean: seconds from
             ``submit`` to the result, over the latest successful requests
             (``nan`` before the first).
+        postprocess_time: seconds spent in ``postprocess`` (all batches).
         retried: requests put back in the queue after a pipeline failure.
         pipeline_restarts: times the pipeline was rebuilt after it failed.
     """
@@ -131,6 +133,7 @@ class BatcherStats:
     latency_p95: float
     latency_p99: float
     latency_mean: float
+    postprocess_time: float
     retried: int
     pipeline_restarts: int
 
@@ -288,6 +291,7 @@ class DynamicBatcher:
         self._batches = 0
         self._retried = 0
         self._restarts = 0
+        self._post_time = 0.0
         self._batch_sizes: collections.Counter[int] = collections.Counter()
         self._latencies: collections.deque[float] = collections.deque(maxlen=LATENCY_WINDOW)
 
@@ -562,6 +566,7 @@ class DynamicBatcher:
             for j, req in live:
                 self._resolve(req, outputs[0].at(j) if len(outputs) == 1 else tuple(o.at(j) for o in outputs))
             return
+        began = time.perf_counter()
         try:
             if self._post_is_async:
                 results = await self.postprocess(outputs)  # type: ignore[misc]
@@ -577,11 +582,13 @@ class DynamicBatcher:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - the batch's requests get the error
+            self._post_time += time.perf_counter() - began
             for _, req in live:
                 err = PipelineError(f"postprocess failed: {type(exc).__name__}: {exc}", stage="postprocess")
                 err.__cause__ = exc
                 self._fail(req, err)
             return
+        self._post_time += time.perf_counter() - began
         for j, req in live:
             self._resolve(req, results[j])
 
@@ -689,9 +696,19 @@ class DynamicBatcher:
             latency_p95=_percentile(lat, 95),
             latency_p99=_percentile(lat, 99),
             latency_mean=sum(lat) / len(lat) if lat else math.nan,
+            postprocess_time=self._post_time,
             retried=self._retried,
             pipeline_restarts=self._restarts,
         )
+
+    def pipeline_stats(self) -> PipelineStats | None:
+        """``Pipeline.stats()`` of the pipeline running now (None before start).
+
+        A new pipeline starts after a pipeline failure (``pipeline_restarts``),
+        with its counters at zero.
+        """
+        gen = self._gen
+        return gen.pipe.stats() if gen is not None else None
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else ("running" if self._gen is not None else "new")

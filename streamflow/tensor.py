@@ -51,6 +51,8 @@ class TensorList:
         """Build a batch, stacking the samples into one array when they agree in shape."""
         if samples and _uniform(samples):
             xp = _array_module(samples[0])
+            if xp is np:
+                return cls(_stack_aligned(samples), layout, device)
             return cls(xp.stack([xp.asarray(s) for s in samples]), layout, device)
         return cls(list(samples), layout, device)
 
@@ -138,6 +140,28 @@ class TensorList:
     def __repr__(self) -> str:
         kind = "dense" if self.is_dense_tensor() else "ragged"
         return f"TensorList({len(self)} samples, {kind}, device={self.device.value}, layout={self.layout!r})"
+
+
+# Host batches start on a 64-byte boundary: frameworks (JAX, XLA) import such
+# buffers without a copy, and SIMD loads stay aligned.
+HOST_ALIGNMENT = 64
+
+
+def aligned_empty(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    """An uninitialised host array whose data starts on a HOST_ALIGNMENT boundary."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    raw = np.empty(nbytes + HOST_ALIGNMENT, dtype=np.uint8)
+    offset = (-raw.ctypes.data) % HOST_ALIGNMENT
+    return raw[offset : offset + nbytes].view(dtype).reshape(shape)
+
+
+def _stack_aligned(samples: Sequence[Any]) -> np.ndarray:
+    first = np.asarray(samples[0])
+    out = aligned_empty((len(samples), *first.shape), first.dtype)
+    for i, sample in enumerate(samples):
+        out[i] = sample
+    return out
 
 
 def _uniform(samples: Sequence[Any]) -> bool:

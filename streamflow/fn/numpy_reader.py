@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import PipelineDefinitionError
+from ..distributed import resolve_shard
 from ..graph import DataNode, add_node, split_arguments
 from ..io.roi import RoiError, parse_out_of_bounds_policy, resolve_roi
 from ..ops.numpy_reader import NumpyReader, NumpyRegionRead, list_npy_files
@@ -71,8 +72,8 @@ def numpy(
     fill_value: float = 0,
     random_shuffle: bool = False,
     initial_fill: int = 1024,
-    shard_id: int = 0,
-    num_shards: int = 1,
+    shard_id: int | None = None,
+    num_shards: int | None = None,
     stick_to_shard: bool = False,
     pad_last_batch: bool = False,
     seed: int | None = None,
@@ -145,6 +146,7 @@ def numpy(
         float(fill_value)
     except (TypeError, ValueError):
         raise PipelineDefinitionError(f"readers.numpy: fill_value must be a number, got {fill_value!r}") from None
+    shard_id, num_shards = resolve_shard(shard_id, num_shards)
     spec = ShardSpec(
         shard_id=shard_id,
         num_shards=num_shards,

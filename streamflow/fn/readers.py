@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Sequence
 
+from ..distributed import resolve_shard
 from ..graph import DataNode, add_node
 from ..ops.file_reader import DEFAULT_FILE_FILTERS, FileReader
 from ..ops.sharding import ShardSpec
@@ -24,8 +25,8 @@ def file(
     case_sensitive_filter: bool = False,
     random_shuffle: bool = False,
     initial_fill: int = 1024,
-    shard_id: int = 0,
-    num_shards: int = 1,
+    shard_id: int | None = None,
+    num_shards: int | None = None,
     stick_to_shard: bool = False,
     pad_last_batch: bool = False,
     seed: int | None = None,
@@ -43,8 +44,10 @@ def file(
             (case-insensitive unless ``case_sensitive_filter``).
         random_shuffle: shuffle every epoch (through a buffer of ``initial_fill``).
         initial_fill: size of the shuffle buffer.
-        shard_id: this reader's shard, in ``[0, num_shards)``.
-        num_shards: how many parts the data set is split into.
+        shard_id: this reader's shard, in ``[0, num_shards)`` (default: the
+            process's rank, from ``torch.distributed`` or ``RANK``; else 0).
+        num_shards: how many parts the data set is split into (default: the
+            world size, from ``torch.distributed`` or ``WORLD_SIZE``; else 1).
         stick_to_shard: keep the same shard every epoch (otherwise epoch ``e``
             reads shard ``(shard_id + e) % num_shards``).
         pad_last_batch: pad every shard to the same, whole-batch length by
@@ -56,6 +59,7 @@ def file(
         ``(data, labels)``: the encoded files as 1-D uint8 arrays and int32
         labels of shape ``(1,)``.
     """
+    shard_id, num_shards = resolve_shard(shard_id, num_shards)
     spec = ShardSpec(
         shard_id=shard_id,
         num_shards=num_shards,

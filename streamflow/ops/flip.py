@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import SampleError
 from .base import Chunk, Operator
 
 __all__ = ["Flip"]
@@ -30,6 +31,10 @@ class Flip(Operator):
     def run(self, chunk: Chunk) -> list[list[Any]]:
         out = []
         for row, image in enumerate(chunk.inputs[0]):
+            if image.ndim not in (2, 3):
+                chunk.fail(row, SampleError(f"flip expects an HW or HWC image, got shape {image.shape}"))
+                out.append(None)
+                continue
             y_axis, x_axis = self._axes(image.ndim)
             index: list[Any] = [slice(None)] * image.ndim
             if int(chunk.arg("horizontal", row, self.horizontal)):

@@ -31,8 +31,9 @@ import base64
 import collections
 import json
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Self
 
 import numpy as np
 
@@ -41,12 +42,12 @@ from ..ops.sharding import shard_range
 from ..types import LastBatchPolicy
 
 __all__ = [
-    "LastBatchPolicy",
+    "ITERATOR_CHECKPOINT_FORMAT",
+    "BaseIterator",
     "EpochPlan",
+    "LastBatchPolicy",
     "ReaderShape",
     "plan_epoch",
-    "BaseIterator",
-    "ITERATOR_CHECKPOINT_FORMAT",
 ]
 
 ITERATOR_CHECKPOINT_FORMAT = "streamflow-iterator-v1"
@@ -77,7 +78,7 @@ class ReaderShape:
     stick_to_shard: bool = False
 
     @classmethod
-    def from_meta(cls, meta: dict[str, Any]) -> "ReaderShape":
+    def from_meta(cls, meta: dict[str, Any]) -> ReaderShape:
         return cls(
             epoch_size=int(meta["epoch_size"]),
             number_of_shards=int(meta.get("number_of_shards", 1)),
@@ -181,7 +182,7 @@ def _dense(tl: Any) -> Any | None:
 
 def _xp(arr: Any) -> Any:
     if type(arr).__module__.startswith("cupy"):
-        import cupy  # noqa: PLC0415 - optional, only for device arrays
+        import cupy
 
         return cupy
     return np
@@ -235,7 +236,7 @@ def _restore_pipeline(pipe: Any, checkpoint: bytes) -> None:
             "the pipeline has already run; to resume, give the checkpoint to a new pipeline "
             "(mypipe(..., checkpoint=...)) or pass pipelines that have not run yet"
         )
-    restore = getattr(pipe, "restore", None) or getattr(pipe, "_restore")
+    restore = getattr(pipe, "restore", None) or pipe._restore
     restore(bytes(checkpoint))
 
 
@@ -408,7 +409,7 @@ class BaseIterator:
             self.reset()
 
     # --- iteration -------------------------------------------------------------
-    def __iter__(self) -> "BaseIterator":
+    def __iter__(self) -> BaseIterator:
         return self
 
     def __next__(self) -> list[dict[str, Any]]:
@@ -509,10 +510,10 @@ class BaseIterator:
         for pipe in self._pipes:
             pipe.close()
 
-    def __enter__(self) -> "BaseIterator":
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 

@@ -8,7 +8,8 @@ buffer's alignment, otherwise one copy); GPU outputs stay on their device.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -20,10 +21,10 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised without jax
     raise ImportError("streamflow.plugin.jax needs JAX: pip install jax (or 'streamflow[jax]')") from exc
 
-__all__ = ["GenericIterator", "ClassificationIterator", "LastBatchPolicy", "to_jax"]
+__all__ = ["ClassificationIterator", "GenericIterator", "LastBatchPolicy", "to_jax"]
 
 
-def _array_to_jax(x: Any) -> "jax.Array":
+def _array_to_jax(x: Any) -> jax.Array:
     if isinstance(x, jax.Array):
         return x
     try:

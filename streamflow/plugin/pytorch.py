@@ -15,7 +15,8 @@ of per-sample tensors.
 from __future__ import annotations
 
 import warnings
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ._iterator import BaseIterator, LastBatchPolicy, make_converter
 
@@ -26,10 +27,10 @@ except ImportError as exc:  # pragma: no cover - exercised without torch
         "streamflow.plugin.pytorch needs PyTorch: pip install torch (or 'streamflow[torch]')"
     ) from exc
 
-__all__ = ["GenericIterator", "ClassificationIterator", "LastBatchPolicy", "to_torch"]
+__all__ = ["ClassificationIterator", "GenericIterator", "LastBatchPolicy", "to_torch"]
 
 
-def _array_to_torch(x: Any) -> "torch.Tensor":
+def _array_to_torch(x: Any) -> torch.Tensor:
     """Zero-copy conversion of a numpy or cupy array (or a TensorList) to torch."""
     if isinstance(x, torch.Tensor):
         return x

@@ -24,7 +24,7 @@ from .io_pool import IOPool, WorkerPool
 from .plan import ExecutionPlan, StageKind
 from .stages import ComputeStage, ErrorPolicy, SourceStage, StageContext, assemble_outputs
 from .stats import PipelineStats, StageStats, StatsRecorder
-from .work import EndOfEpoch, Work
+from .work import EndOfEpoch, StageFailure, Work
 
 __all__ = ["Engine", "Batch", "BATCHES_PER_STAGE"]
 
@@ -155,7 +155,22 @@ class Engine:
         for node in self.plan.sources:
             node.op.close()  # type: ignore[attr-defined]
 
+    def _label(self, index: int) -> str:
+        return ([self.source_stage.label] + [s.label for s in self.compute_stages])[index]
+
+    def _as_pipeline_error(self, index: int, exc: BaseException) -> PipelineError:
+        label = self._label(index)
+        if not isinstance(exc, PipelineError):
+            wrapped = PipelineError(f"stage {label!r} failed: {type(exc).__name__}: {exc}", stage=label)
+            wrapped.__cause__ = exc
+            return wrapped
+        if exc.stage is None:
+            exc.stage = label
+            exc.args = (f"stage {label!r}: {exc.args[0]}",)
+        return exc
+
     async def _guard(self, index: int, body: Any) -> None:
+        """Run a stage loop; a failure is sent downstream in order, then the stage stops."""
         try:
             await body
         except asyncio.CancelledError:
@@ -163,25 +178,18 @@ class Engine:
         except EndOfStream:
             pass
         except BaseException as exc:  # noqa: BLE001 - forwarded to the consumer
-            await self._fail(index, exc)
+            try:
+                await self.channels[index].put(StageFailure(self._as_pipeline_error(index, exc)))
+            except (EndOfStream, PipelineClosedError):
+                pass  # closed meanwhile: nobody is left to tell
 
-    async def _fail(self, index: int, exc: BaseException) -> None:
-        if self._error is not None:
-            return
-        label = ([self.source_stage.label] + [s.label for s in self.compute_stages])[index]
-        if not isinstance(exc, PipelineError):
-            wrapped = PipelineError(f"stage {label!r} failed: {type(exc).__name__}: {exc}", stage=label)
-            wrapped.__cause__ = exc
-            exc = wrapped
-        elif exc.stage is None:
-            exc.stage = label
-            exc.args = (f"stage {label!r}: {exc.args[0]}",)
-        self._error = exc
-        for ch in self.channels:
-            await ch.close(exc)
+    async def _stop_after_failure(self, error: BaseException) -> None:
+        """The consumer saw a failure: stop every stage, keep raising ``error``."""
+        self._error = error
         for task in self._tasks:
-            if task is not asyncio.current_task():
-                task.cancel()
+            task.cancel()
+        for ch in self.channels:
+            await ch.close(error)
 
     # --- stage loops --------------------------------------------------------
     async def _put(self, index: int, item: Any) -> None:
@@ -254,9 +262,16 @@ class Engine:
                 if not waiting.done():
                     starter.result()  # the input ended or failed: re-raise that
                 current, waiting = waiting.result(), None
-                item = await current
+                try:
+                    item = await current
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - sent downstream in batch order
+                    item = StageFailure(self._as_pipeline_error(index, exc))
                 current = None
                 await self._put(index, item)
+                if isinstance(item, StageFailure):
+                    return
         finally:
             queued = [started.get_nowait() for _ in range(started.qsize())]
             leftovers = [starter, *alive, *queued, *(t for t in (current, waiting) if t is not None)]
@@ -279,7 +294,12 @@ class Engine:
         """The next finished batch or end-of-epoch marker."""
         if self._closed:
             raise PipelineClosedError("the pipeline was closed")
+        if self._error is not None:
+            raise self._error
         item = await self.channels[-1].get()
+        if isinstance(item, StageFailure):
+            await self._stop_after_failure(item.error)
+            raise item.error
         if isinstance(item, Work):
             self.stats_recorder.batches_delivered += 1
             self.stats_recorder.samples_delivered += len(item)

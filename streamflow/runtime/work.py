@@ -9,7 +9,7 @@ import numpy as np
 
 from ..graph import DataNode
 
-__all__ = ["Work", "EndOfEpoch"]
+__all__ = ["Work", "EndOfEpoch", "StageFailure"]
 
 
 @dataclass(frozen=True)
@@ -18,6 +18,17 @@ class EndOfEpoch:
 
     epoch: int
     batches: int
+
+
+@dataclass(frozen=True)
+class StageFailure:
+    """Marker a failed stage sends downstream, in order, in place of its next batch.
+
+    Batches finished before the failure still reach the consumer; then the
+    consumer raises ``error``.
+    """
+
+    error: BaseException
 
 
 @dataclass

@@ -91,7 +91,7 @@ def test_torchrun_shards_disjoint_and_covering(tmp_path, nproc, n, bs):
     cmd = [sys.executable, "-m", "torch.distributed.run", f"--nproc_per_node={nproc}",
            "--master_addr=127.0.0.1", f"--master_port={_free_port()}",
            __file__, "WORKER", str(tmp_path), str(n), str(bs)]
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=110)
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=110, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     records = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(nproc)]
     assert [r["world"] for r in records] == [nproc] * nproc

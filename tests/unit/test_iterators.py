@@ -5,7 +5,6 @@ when the framework is missing)."""
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 import pytest
@@ -384,7 +383,7 @@ def test_torch_zero_copy_and_policies(files):
 
     @sf.pipeline_def(batch_size=10, num_threads=1, seed=1)
     def classify():
-        data, label = fn.readers.file(files=files, name="R")
+        _data, label = fn.readers.file(files=files, name="R")
         return fn.random.uniform(shape=3), label
 
     cit = ClassificationIterator(classify(), reader_name="R", last_batch_policy=DROP)

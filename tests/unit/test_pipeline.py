@@ -205,7 +205,7 @@ def test_bounded_batches_in_flight_with_slow_consumer() -> None:
 
     def source(info):
         produced.append(info.iteration)
-        return [np.full((4,), info.iteration, dtype=np.int32)] * 2
+        return [np.full((2, 2), info.iteration, dtype=np.int32)] * 2
 
     @sf.pipeline_def(batch_size=2, num_threads=1, seed=0, prefetch_queue_depth=2)
     def pipe():

@@ -26,3 +26,10 @@ def test_ragged_batch() -> None:
         tl.as_tensor()
     with pytest.raises(AttributeError):
         tl.__cuda_array_interface__
+
+
+def test_host_batches_are_64_byte_aligned() -> None:
+    for n in (1, 3, 7):
+        tl = TensorList.from_samples([np.full((5, 3), i, np.uint8) for i in range(n)])
+        assert tl.as_tensor().ctypes.data % 64 == 0
+        assert [int(s[0, 0]) for s in tl] == list(range(n))
