@@ -82,15 +82,20 @@ class _Resources:
         self.loop_thread: LoopThread | None = None
 
     def release(self) -> None:
+        """Stop the engine wherever it runs, then the background loop thread (idempotent)."""
         engine, thread = self.engine, self.loop_thread
         self.engine = None
         self.loop_thread = None
-        if thread is not None:
-            if engine is not None and not thread.loop.is_closed():
+        if engine is not None:
+            loop = engine.loop
+            if loop is not None and loop.is_running() and not loop.is_closed():
                 try:
-                    thread.call(engine.aclose())
-                except Exception:  # noqa: BLE001 - best effort at interpreter exit
-                    pass
+                    asyncio.run_coroutine_threadsafe(engine.aclose(), loop).result()
+                except Exception:  # noqa: BLE001 - best effort, e.g. at interpreter exit
+                    engine.release_threads()
+            else:  # the loop is gone (asyncio.run returned): only the threads remain
+                engine.release_threads()
+        if thread is not None:
             thread.stop()
 
 
@@ -377,19 +382,16 @@ class Pipeline:
         """Stop the pipeline and release every thread, task and file (idempotent)."""
         if self._state is PipelineState.CLOSED:
             return
-        engine, thread = self._resources.engine, self._resources.loop_thread
-        if engine is not None and thread is None:
-            loop = engine.loop
-            assert loop is not None
+        engine = self._resources.engine
+        if engine is not None and self._resources.loop_thread is None:
             try:
                 running = asyncio.get_running_loop()
             except RuntimeError:
                 running = None
-            if running is loop:
-                raise RuntimeError("close() would block the event loop that runs the pipeline; use `await pipe.aclose()`")
-            if loop.is_running():
-                asyncio.run_coroutine_threadsafe(engine.aclose(), loop).result()
-            self._resources.engine = None
+            if running is engine.loop:
+                raise RuntimeError(
+                    "close() would block the event loop that runs the pipeline; use `await pipe.aclose()`"
+                )
         self._resources.release()
         self._state = PipelineState.CLOSED
 
@@ -397,15 +399,18 @@ class Pipeline:
         """Async twin of ``close()``."""
         if self._state is PipelineState.CLOSED:
             return
-        engine, thread = self._resources.engine, self._resources.loop_thread
-        if engine is not None and thread is None:
+        engine = self._resources.engine
+        if engine is not None and engine.loop is asyncio.get_running_loop():
+            self._resources.engine = None
             await engine.aclose()
-            self._resources.engine = None
-        elif thread is not None:
-            await asyncio.wrap_future(thread.submit(engine.aclose())) if engine else None
-            self._resources.engine = None
-            thread.stop()
-            self._resources.loop_thread = None
+        # Anything else (a background loop thread) is stopped from a helper thread,
+        # so this event loop is not blocked while the pools join.
+        if self._resources.engine is not None or self._resources.loop_thread is not None:
+            done = asyncio.get_running_loop().create_future()
+            threading.Thread(
+                target=lambda: _finish(self._resources.release, done), name="streamflow-close"
+            ).start()
+            await done
         self._state = PipelineState.CLOSED
 
     def __enter__(self) -> "Pipeline":
@@ -502,6 +507,14 @@ class Pipeline:
             f"Pipeline(batch_size={self.batch_size}, num_threads={self.num_threads}, "
             f"device_id={self.device_id!r}, seed={self.seed}, state={self._state.value})"
         )
+
+
+def _finish(work: Callable[[], None], done: "asyncio.Future[None]") -> None:
+    """Run ``work`` on this thread, then resolve ``done`` on its loop."""
+    try:
+        work()
+    finally:
+        done.get_loop().call_soon_threadsafe(done.set_result, None)
 
 
 def _meta(info: EpochInfo | None) -> dict[str, Any]:

@@ -211,6 +211,10 @@ class DynamicBatcher:
             ``submit`` returns. Use it to run the model on the whole batch. A
             plain function runs on a dedicated thread (one batch at a time);
             an ``async def`` is awaited on the event loop.
+        dispatch_when_idle: send a partial batch at once, without waiting for
+            ``max_delay``, when no batch is in the pipeline or ``postprocess``
+            (lowest latency at low load; under load the pipeline is busy and
+            batches fill as usual). Default off: ``max_delay`` always applies.
         num_inputs: inputs per request (``submit(a, b)`` for 2).
         drain_timeout: how long [s] ``aclose()`` lets the waiting and
             in-flight requests finish before failing the rest.
@@ -236,6 +240,7 @@ class DynamicBatcher:
         max_queue: int = 1024,
         max_batches_in_flight: int = 2,
         postprocess: Callable[[tuple[Any, ...]], Sequence[Any]] | None = None,
+        dispatch_when_idle: bool = False,
         num_inputs: int = 1,
         drain_timeout: float = 30.0,
         pipeline_args: dict[str, Any] | None = None,
@@ -270,6 +275,7 @@ class DynamicBatcher:
         self.max_batches_in_flight = max_batches_in_flight
         self.postprocess = postprocess
         self.num_inputs = num_inputs
+        self.dispatch_when_idle = bool(dispatch_when_idle)
         self.drain_timeout = float(drain_timeout)
         self.pipeline_args = pipeline_args
         self._post_is_async = postprocess is not None and inspect.iscoroutinefunction(postprocess)
@@ -473,7 +479,7 @@ class DynamicBatcher:
         """The pipeline's external source: the next batch of requests."""
         await gen.slots.acquire()
         try:
-            batch = await self._form_batch()
+            batch = await self._form_batch(gen)
         except BaseException:
             gen.slots.release()
             raise
@@ -489,7 +495,7 @@ class DynamicBatcher:
             return [req.inputs[0] for req in batch]
         return tuple([req.inputs[k] for req in batch] for k in range(self.num_inputs))
 
-    async def _form_batch(self) -> list[_Request] | None:
+    async def _form_batch(self, gen: _Generation) -> list[_Request] | None:
         """Wait for a full batch or the oldest request's deadline; take the batch."""
         assert self._wakeup is not None
         waiting = self._waiting
@@ -507,6 +513,8 @@ class DynamicBatcher:
                     batch.append(waiting.popleft())
                 return batch
             if len(waiting) >= self.max_batch_size or self._draining:
+                break
+            if self.dispatch_when_idle and not gen.inflight:
                 break
             remaining = head.submitted_at + self.max_delay - time.perf_counter()
             if remaining <= 0:
@@ -545,6 +553,8 @@ class DynamicBatcher:
                     self._fail(req, PipelineError(f"internal error while answering: {type(exc).__name__}: {exc}"))
             gen.inflight.pop(batch.batch_index, None)
             gen.slots.release()
+            if self.dispatch_when_idle and not gen.inflight and self._wakeup is not None:
+                self._wakeup.set()  # idle now: a waiting partial batch may go
 
     async def _deliver(self, batch: Any, reqs: list[_Request]) -> None:
         if not reqs:

@@ -133,8 +133,8 @@ def draw_crop_window(height: int, width: int, params: RandomCropParams, gen: np.
             scale = F32(a_lo + F32(gen.random()) * (a_hi - a_lo))
             target = F32(scale * total)
             r = F32(np.exp(F32(log_lo + F32(gen.random()) * (log_hi - log_lo))))
-            w = max(1, int(np.round(np.sqrt(F32(target * r)))))
-            h = max(1, int(np.round(np.sqrt(F32(target / r)))))
+            w = max(1, int(math.floor(float(np.sqrt(F32(target * r))) + 0.5)))  # roundf: halves up
+            h = max(1, int(math.floor(float(np.sqrt(F32(target / r))) + 0.5)))
             rounded = F32(w) / F32(h)
             if w <= W and h <= H and r_lo <= rounded <= r_hi:
                 accepted, area, ratio = True, float(scale), float(r)

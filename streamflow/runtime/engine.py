@@ -149,7 +149,16 @@ class Engine:
         for ch in self.channels:
             await ch.close(PipelineClosedError("the pipeline was closed"))
             ch.discard()
-        # Joining takes at most one chunk of work; no default-executor thread is used.
+        self.release_threads()
+
+    def release_threads(self) -> None:
+        """Join the thread pools and close the sources (idempotent, synchronous).
+
+        Also used when the engine's event loop is gone (``asyncio.run`` ended
+        without ``aclose``): its tasks died with the loop, its threads did not.
+        Joining takes at most one chunk of work; no default-executor thread is used.
+        """
+        self._closed = True
         self.workers.shutdown()
         self.io.shutdown()
         for node in self.plan.sources:

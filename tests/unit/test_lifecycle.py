@@ -68,3 +68,25 @@ def test_source_error_reaches_consumer_once_then_pipeline_is_failed(no_leaks) ->
     with pytest.raises(sf.PipelineError):
         pipe.run()
     pipe.close()
+
+
+def test_asyncio_run_without_aclose_then_close_releases_threads(no_leaks) -> None:
+    pipe = counting_pipe()
+
+    async def main():
+        await pipe.arun()  # started on this loop, never closed inside it
+
+    import asyncio
+
+    asyncio.run(main())
+    pipe.close()  # the loop is gone: the threads must still be joined
+
+
+def test_aclose_of_a_sync_started_pipeline_from_async_code(no_leaks) -> None:
+    pipe = counting_pipe()
+    pipe.run()  # background loop thread
+
+    import asyncio
+
+    asyncio.run(pipe.aclose())
+    assert pipe.state is sf.PipelineState.CLOSED

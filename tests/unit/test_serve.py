@@ -524,3 +524,16 @@ def test_inference_server_example_answers_over_http(tmp_path):
         assert status == 200 and isinstance(body["class"], int) and body["latency_ms"] > 0
     assert bad[0] == 400 and "error" in bad[1]
     assert stats["ok"] >= 5 and stats["failed"] >= 1
+
+
+def test_dispatch_when_idle_skips_the_delay_at_low_load():
+    async def main():
+        async with DynamicBatcher(preprocess, max_batch_size=8, max_delay=5.0, dispatch_when_idle=True) as b:
+            began = time.perf_counter()
+            first = await b.submit(GOOD[0])
+            took = time.perf_counter() - began
+            return first, took
+
+    first, took = run(main())
+    np.testing.assert_array_equal(first, REFERENCE[0])
+    assert took < 2.5  # not the 5 s max_delay
