@@ -407,10 +407,12 @@ class Pipeline:
         # so this event loop is not blocked while the pools join.
         if self._resources.engine is not None or self._resources.loop_thread is not None:
             done = asyncio.get_running_loop().create_future()
-            threading.Thread(
+            closer = threading.Thread(
                 target=lambda: _finish(self._resources.release, done), name="streamflow-close"
-            ).start()
+            )
+            closer.start()
             await done
+            closer.join()  # it has finished its work; this only reaps the thread
         self._state = PipelineState.CLOSED
 
     def __enter__(self) -> "Pipeline":

@@ -48,11 +48,12 @@ __all__ = [
 
 F32 = np.float32
 
-# DALI's matrices (dali/operators/image/color/color_twist.h). YIQ2RGB is a
-# rounded inverse of RGB2YIQ, so the identity twist is only ~identity; after
-# uint8 rounding it is exact.
+# DALI's RGB->YIQ matrix (dali/operators/image/color/color_twist.h). DALI 2.4
+# goes back with the exact inverse (measured: a float32 RGB twist with
+# saturation=0 gives the rows of inv(RGB2YIQ) @ diag(1, 0, 0) @ RGB2YIQ), so the
+# identity twist is the identity; older DALI used a rounded inverse.
 RGB2YIQ = np.array([[0.299, 0.587, 0.114], [0.596, -0.274, -0.321], [0.211, -0.523, 0.311]], dtype=F32)
-YIQ2RGB = np.array([[1.0, 0.956, 0.621], [1.0, -0.272, -0.647], [1.0, -1.107, 1.705]], dtype=F32)
+YIQ2RGB = np.linalg.inv(RGB2YIQ.astype(np.float64)).astype(F32)
 
 _INT_KINDS = ("u", "i")
 _SUPPORTED = (np.uint8, np.int8, np.uint16, np.int16, np.int32, np.float16, np.float32, np.float64)

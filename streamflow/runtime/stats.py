@@ -1,47 +1,170 @@
-"""Counters the engine keeps while it runs, and their frozen snapshots."""
+"""Counters the engine keeps while it runs, and their frozen snapshots.
+
+``Pipeline.stats()`` returns a ``PipelineStats``: per stage (``read``,
+``cpu``, ...) and for the consumer a ``StageStats``, per operator an
+``OperatorStats``, and the samples skipped under ``on_error="skip"``.
+
+How a stage's time is divided
+-----------------------------
+Every stage's wall time (since the engine was created; for the consumer,
+since it first asked for a batch) is split into four parts that do not
+overlap and add up to ``wall_time``. At each instant the stage is in the
+first of these states that applies:
+
+1. **busy** - at least one batch is being worked on. A compute stage works
+   on up to two batches at once (``engine.BATCHES_PER_STAGE``); time with two
+   batches in progress counts once, so ``busy_time <= wall_time``. The summed
+   time of every batch (which can reach twice the wall time) is
+   ``batch_time``. For the consumer, busy is the time between receiving a
+   batch and asking for the next one (the training step).
+2. **waiting for output space** - nothing is being worked on and a finished
+   batch waits for room in the full output queue: something downstream is
+   slower.
+3. **waiting for input** - nothing is being worked on and the stage waits for
+   a batch from the previous stage (or the consumer waits for the pipeline):
+   something upstream is slower.
+4. **other** - none of these (start-up, scheduling, end of data).
+
+So ``busy_fraction + wait_output_fraction + wait_input_fraction +
+other_fraction == 1`` and the stage with the highest ``busy_fraction`` is the
+bottleneck (``streamflow.profile`` names it).
+
+Counters are cumulative; ``PipelineStats.since(earlier)`` gives the
+activity between two snapshots (what ``streamflow.profile`` reports, after its
+warm-up batches).
+"""
 
 from __future__ import annotations
 
+import itertools
 import threading
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any
 
-from .channel import ChannelStats
+from . import nvtx as _nvtx
+from . import trace as _trace
 
-__all__ = ["StageStats", "OperatorStats", "SkippedSample", "PipelineStats", "StatsRecorder"]
+__all__ = [
+    "QueueStats",
+    "StageStats",
+    "OperatorStats",
+    "SkippedSample",
+    "PipelineStats",
+    "StatsRecorder",
+    "StageClock",
+]
+
+_perf = time.perf_counter
+
+
+def _fraction(part: float, whole: float) -> float:
+    return part / whole if whole > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class QueueStats:
+    """Occupancy of the bounded queue (channel) a stage feeds.
+
+    Occupancy counts finished batches waiting in the queue for the next stage
+    (or the consumer); a batch being put while the queue is full is not in it.
+
+    Attributes:
+        name: ``"<stage>-><next stage>"``, e.g. ``"read->cpu"``, ``"cpu->consumer"``.
+        capacity: the most batches it holds (``prefetch_queue_depth``).
+        occupancy: batches in it at the snapshot.
+        max_occupancy: the most batches it held at once, since the engine
+            started (not narrowed by ``PipelineStats.since``).
+        mean_occupancy: time-weighted mean of the occupancy over the window
+            (since the first put, or over the ``since`` window).
+        puts: batches put into it (end-of-epoch markers included).
+        occupancy_seconds: integral of the occupancy over time [batch * s]; the
+            raw value behind ``mean_occupancy``.
+        span: the time ``occupancy_seconds`` covers [s].
+    """
+
+    name: str
+    capacity: int
+    occupancy: int
+    max_occupancy: int
+    mean_occupancy: float
+    puts: int
+    occupancy_seconds: float = 0.0
+    span: float = 0.0
+
+    @property
+    def mean_fill(self) -> float:
+        """``mean_occupancy / capacity``: 1.0 means always full, 0.0 always empty."""
+        return _fraction(self.mean_occupancy, self.capacity)
 
 
 @dataclass(frozen=True)
 class OperatorStats:
-    """Time spent in one operator.
+    """Time spent in one operator node (a fused pair counts as one node).
+
+    Operators run on chunks of a batch's rows in worker threads, several
+    chunks at once; their times are summed over the threads, so
+    ``busy_time`` is thread time (CPU seconds when the operator does not
+    wait), and can exceed wall time.
 
     Attributes:
-        name: the operator node's name.
+        name: the operator node's name, e.g. ``"decoders.image#0"``.
         batches: batches it processed.
         busy_time: summed wall time of its calls over all threads [s].
+        calls: calls (one per chunk per batch, plus row-by-row reruns after an
+            error).
+        rows: rows (samples) it was called on.
+        stage: the stage that runs it (``"cpu"``, ...); ``""`` when unknown.
     """
 
     name: str
     batches: int
     busy_time: float
+    calls: int = 0
+    rows: int = 0
+    stage: str = ""
 
     @property
     def time_per_batch(self) -> float:
-        """Mean busy time per batch [s] (summed over worker threads)."""
+        """Mean busy time per batch [s], summed over worker threads."""
         return self.busy_time / self.batches if self.batches else 0.0
+
+    @property
+    def time_per_sample(self) -> float:
+        """Mean busy time per row [s]."""
+        return self.busy_time / self.rows if self.rows else 0.0
 
 
 @dataclass(frozen=True)
 class StageStats:
-    """Activity of one stage task.
+    """Activity of one stage task, or of the consumer (``name == "consumer"``).
+
+    The four times split ``wall_time`` without overlap; see the module
+    docstring for the rule.
 
     Attributes:
-        name: ``read``, ``cpu``, ``mixed`` or ``gpu``.
-        batches: batches it finished.
-        samples: samples it finished.
-        busy_time: time spent working on batches [s].
-        wait_input_time: time spent waiting for the previous stage [s].
-        wait_output_time: time spent waiting for room in the next queue [s].
-        output_queue: the queue it feeds.
+        name: ``read``, ``cpu``, ``mixed``, ``gpu`` or ``consumer``.
+        batches: batches it finished (for the consumer: batches received).
+        samples: samples in those batches.
+        busy_time: time with at least one batch in progress [s] (two batches
+            in progress at once count once).
+        wait_input_time: time with nothing in progress, waiting for a batch
+            from the previous stage [s] (always 0 for ``read``).
+        wait_output_time: time with nothing in progress, a finished batch
+            waiting for room in the full output queue [s] (always 0 for the
+            consumer).
+        output_queue: the queue it feeds (None for the consumer).
+        wall_time: the time these cover [s]: since the engine was created
+            (the consumer: since its first request), or the ``since`` window.
+        other_time: the rest of ``wall_time`` (start-up, scheduling) [s].
+        batch_time: summed time of every batch from start to finish [s]; up to
+            ``max_in_progress * wall_time``. ``batch_time / batches`` is the
+            latency of one batch in this stage.
+        max_in_progress: the most batches it worked on at once.
+        skipped: samples that failed in this stage and were skipped
+            (``on_error="skip"``; replaced or dropped).
+        errors: errors this stage raised (a raised error stops the pipeline,
+            so 0 or 1).
     """
 
     name: str
@@ -50,7 +173,38 @@ class StageStats:
     busy_time: float
     wait_input_time: float
     wait_output_time: float
-    output_queue: ChannelStats | None
+    output_queue: QueueStats | None
+    wall_time: float = 0.0
+    other_time: float = 0.0
+    batch_time: float = 0.0
+    max_in_progress: int = 0
+    skipped: int = 0
+    errors: int = 0
+
+    @property
+    def busy_fraction(self) -> float:
+        """``busy_time / wall_time`` (0 when no time passed)."""
+        return _fraction(self.busy_time, self.wall_time)
+
+    @property
+    def wait_input_fraction(self) -> float:
+        """``wait_input_time / wall_time``."""
+        return _fraction(self.wait_input_time, self.wall_time)
+
+    @property
+    def wait_output_fraction(self) -> float:
+        """``wait_output_time / wall_time``."""
+        return _fraction(self.wait_output_time, self.wall_time)
+
+    @property
+    def other_fraction(self) -> float:
+        """``other_time / wall_time``."""
+        return _fraction(self.other_time, self.wall_time)
+
+    @property
+    def time_per_batch(self) -> float:
+        """Mean time from start to finish of one batch in this stage [s]."""
+        return self.batch_time / self.batches if self.batches else 0.0
 
 
 @dataclass(frozen=True)
@@ -65,14 +219,21 @@ class SkippedSample:
 
 @dataclass(frozen=True)
 class PipelineStats:
-    """A snapshot of ``Pipeline.stats()``.
+    """A snapshot of ``Pipeline.stats()`` (all times in seconds).
 
     Attributes:
         stages: per stage, in pipeline order.
-        operators: per operator node.
+        operators: per operator node, in execution order.
         batches_delivered: batches handed to the consumer.
         samples_delivered: samples handed to the consumer.
-        skipped: samples dropped and replaced under ``on_error="skip"``.
+        skipped: samples dropped and replaced under ``on_error="skip"`` (the
+            first ``StatsRecorder.MAX_SKIPPED_KEPT`` of them by name).
+        consumer: the consumer as a stage: busy = time between receiving a
+            batch and asking for the next; wait input = time waiting for the
+            pipeline. None before the engine started.
+        wall_time: time since the engine was created (or the ``since`` window).
+        skipped_total: every skipped sample, also those beyond the kept list.
+        error: the error that stopped the pipeline, if any (as text).
     """
 
     stages: tuple[StageStats, ...]
@@ -80,31 +241,146 @@ class PipelineStats:
     batches_delivered: int
     samples_delivered: int
     skipped: tuple[SkippedSample, ...] = field(default=())
+    consumer: StageStats | None = None
+    wall_time: float = 0.0
+    skipped_total: int = 0
+    error: str | None = None
 
     @property
     def skipped_count(self) -> int:
         """How many samples were skipped."""
-        return len(self.skipped)
+        return max(self.skipped_total, len(self.skipped))
+
+    def stage(self, name: str) -> StageStats:
+        """The stage (or ``"consumer"``) called ``name``."""
+        for s in self.all_stages:
+            if s.name == name:
+                return s
+        raise KeyError(f"no stage {name!r}; stages: {[s.name for s in self.all_stages]}")
+
+    @property
+    def all_stages(self) -> tuple[StageStats, ...]:
+        """The stages followed by the consumer (when known)."""
+        return self.stages + ((self.consumer,) if self.consumer is not None else ())
+
+    def since(self, earlier: "PipelineStats") -> "PipelineStats":
+        """The activity between ``earlier`` (a snapshot of the same pipeline) and this one.
+
+        Counters and times are differences; queue occupancy now and the
+        lifetime maxima are this snapshot's; mean occupancy is over the window.
+        """
+        before = {s.name: s for s in earlier.all_stages}
+        ops_before = {o.name: o for o in earlier.operators}
+
+        def stage_diff(s: StageStats) -> StageStats:
+            b = before.get(s.name)
+            if b is None:
+                return s
+            queue = s.output_queue
+            if queue is not None and b.output_queue is not None:
+                area = queue.occupancy_seconds - b.output_queue.occupancy_seconds
+                span = queue.span - b.output_queue.span
+                queue = replace(
+                    queue,
+                    puts=queue.puts - b.output_queue.puts,
+                    occupancy_seconds=area,
+                    span=span,
+                    mean_occupancy=_fraction(area, span),
+                )
+            return replace(
+                s,
+                batches=s.batches - b.batches,
+                samples=s.samples - b.samples,
+                busy_time=s.busy_time - b.busy_time,
+                wait_input_time=s.wait_input_time - b.wait_input_time,
+                wait_output_time=s.wait_output_time - b.wait_output_time,
+                wall_time=s.wall_time - b.wall_time,
+                other_time=s.other_time - b.other_time,
+                batch_time=s.batch_time - b.batch_time,
+                skipped=s.skipped - b.skipped,
+                errors=s.errors - b.errors,
+                output_queue=queue,
+            )
+
+        def op_diff(o: OperatorStats) -> OperatorStats:
+            b = ops_before.get(o.name)
+            if b is None:
+                return o
+            return replace(
+                o,
+                batches=o.batches - b.batches,
+                busy_time=o.busy_time - b.busy_time,
+                calls=o.calls - b.calls,
+                rows=o.rows - b.rows,
+            )
+
+        return PipelineStats(
+            stages=tuple(stage_diff(s) for s in self.stages),
+            operators=tuple(op_diff(o) for o in self.operators),
+            batches_delivered=self.batches_delivered - earlier.batches_delivered,
+            samples_delivered=self.samples_delivered - earlier.samples_delivered,
+            skipped=self.skipped[len(earlier.skipped) :],
+            consumer=stage_diff(self.consumer) if self.consumer is not None else None,
+            wall_time=self.wall_time - earlier.wall_time,
+            skipped_total=self.skipped_total - earlier.skipped_total,
+            error=self.error,
+        )
+
+
+_engine_ids = itertools.count(1)
 
 
 class StatsRecorder:
-    """Mutable counters shared by the engine's tasks and worker threads."""
+    """Mutable counters shared by the engine's tasks and worker threads.
+
+    Args:
+        nvtx: emit NVTX ranges around operator calls and stage batches
+            (``runtime.nvtx.wanted``); off by default.
+    """
 
     # Keep the first N skipped samples by name; beyond that only count them.
     MAX_SKIPPED_KEPT = 10_000
 
-    def __init__(self) -> None:
+    def __init__(self, nvtx: bool = False) -> None:
         self._lock = threading.Lock()
         self.op_time: dict[str, float] = {}
         self.op_batches: dict[str, int] = {}
+        self.op_calls: dict[str, int] = {}
+        self.op_rows: dict[str, int] = {}
         self.skipped: list[SkippedSample] = []
         self.skipped_total = 0
+        self.skipped_by_stage: dict[str, int] = {}
         self.batches_delivered = 0
         self.samples_delivered = 0
+        self.nvtx = _nvtx.backend() if nvtx else None
+        self.engine_id = next(_engine_ids)  # tells pipelines apart in a trace
+        self.created = _perf()
 
-    def add_op_time(self, name: str, seconds: float) -> None:
+    # --- operator calls (worker threads) ------------------------------------
+    def add_op_time(self, name: str, seconds: float, rows: int = 0) -> None:
         with self._lock:
             self.op_time[name] = self.op_time.get(name, 0.0) + seconds
+            self.op_calls[name] = self.op_calls.get(name, 0) + 1
+            self.op_rows[name] = self.op_rows.get(name, 0) + rows
+
+    def op_begin(self, name: str) -> float:
+        """Before an operator call on a worker thread: its start time (and an NVTX push)."""
+        if self.nvtx is not None:
+            self.nvtx.push(name)
+        return _perf()
+
+    def op_end(self, name: str, began: float, rows: int, epoch: int, batch: int, stage: str) -> None:
+        """After an operator call: count its time; trace it and pop NVTX when on."""
+        ended = _perf()
+        self.add_op_time(name, ended - began, rows)
+        tracer = _trace.ACTIVE
+        if tracer is not None:
+            tracer.complete(
+                name, "operator", began, ended, tracer.current_thread(),
+                {"rows": rows, "epoch": epoch, "batch": batch, "stage": stage},
+            )
+        if self.nvtx is not None:
+            self.nvtx.pop()
 
     def count_op_batch(self, names: list[str]) -> None:
         with self._lock:
@@ -114,11 +390,261 @@ class StatsRecorder:
     def add_skip(self, sample: SkippedSample) -> None:
         with self._lock:
             self.skipped_total += 1
+            self.skipped_by_stage[sample.stage] = self.skipped_by_stage.get(sample.stage, 0) + 1
             if len(self.skipped) < self.MAX_SKIPPED_KEPT:
                 self.skipped.append(sample)
 
-    def operators(self) -> tuple[OperatorStats, ...]:
+    def operators(self, stage_of: dict[str, str] | None = None) -> tuple[OperatorStats, ...]:
+        """Per operator, in ``stage_of``'s order (then any others), with its stage."""
+        stage_of = stage_of or {}
         with self._lock:
+            names = [n for n in stage_of if n in self.op_time or n in self.op_batches]
+            names += [n for n in self.op_time if n not in stage_of]
             return tuple(
-                OperatorStats(name, self.op_batches.get(name, 0), t) for name, t in self.op_time.items()
+                OperatorStats(
+                    name,
+                    self.op_batches.get(name, 0),
+                    self.op_time.get(name, 0.0),
+                    calls=self.op_calls.get(name, 0),
+                    rows=self.op_rows.get(name, 0),
+                    stage=stage_of.get(name, ""),
+                )
+                for name in names
             )
+
+
+class StageClock:
+    """One stage's (or the consumer's) time accounting, kept on the event loop.
+
+    The engine calls ``work_begin``/``work_end`` around each batch, the
+    ``wait_*`` pairs around waiting on a channel, and ``queue_changed`` after
+    each put/get on the stage's output channel. Every call first charges the
+    time since the previous call to the state the stage was in (see the
+    module docstring). Not thread-safe: only the loop thread mutates it;
+    ``snapshot`` only reads. When a tracer is active (``runtime.trace``) the
+    same calls record Chrome trace events; when NVTX is on, a range per batch.
+
+    Args:
+        name: the stage's label (``"consumer"`` for the consumer).
+        index: its position (for trace lane ids).
+        recorder: the engine's recorder (engine id, NVTX backend, skips).
+        queue_name: name of the output queue (``"read->cpu"``); "" for none.
+        capacity: that queue's capacity.
+        start: when its wall time starts; ``None``: at the first call.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        index: int,
+        recorder: StatsRecorder,
+        queue_name: str = "",
+        capacity: int = 0,
+        start: float | None = None,
+    ) -> None:
+        self.name = name
+        self.index = index
+        self.recorder = recorder
+        self.batches = 0
+        self.samples = 0
+        self.busy = 0.0
+        self.wait_in = 0.0
+        self.wait_out = 0.0
+        self.other = 0.0
+        self.batch_time = 0.0
+        self.errors = 0
+        self.in_progress = 0
+        self.max_in_progress = 0
+        self.waiting_in = 0
+        self.waiting_out = 0
+        self.started = start
+        self.last = start if start is not None else 0.0
+        self._lanes: list[bool] = []  # trace lanes, one per batch in progress at once
+        self._held: Any = None  # consumer: the token of the batch it holds
+        # output queue
+        self.queue_name = queue_name
+        self.capacity = capacity
+        self.queue_level = 0
+        self.queue_max = 0
+        self.queue_puts = 0
+        self.queue_area = 0.0
+        self.queue_first = 0.0
+        self.queue_last = 0.0
+
+    # --- time accounting ----------------------------------------------------
+    def _advance(self, now: float) -> None:
+        if self.started is None:
+            self.started = self.last = now
+            return
+        dt = now - self.last
+        if dt > 0:
+            if self.in_progress:
+                self.busy += dt
+            elif self.waiting_out:
+                self.wait_out += dt
+            elif self.waiting_in:
+                self.wait_in += dt
+            else:
+                self.other += dt
+        self.last = now
+
+    def work_begin(self) -> tuple[float, int, Any]:
+        """A batch starts; returns the token for ``work_end``."""
+        now = _perf()
+        self._advance(now)
+        self.in_progress += 1
+        if self.in_progress > self.max_in_progress:
+            self.max_in_progress = self.in_progress
+        lanes = self._lanes
+        try:
+            lane = lanes.index(False)
+            lanes[lane] = True
+        except ValueError:
+            lane = len(lanes)
+            lanes.append(True)
+        nvtx = self.recorder.nvtx
+        handle = nvtx.range_start(f"{self.name} batch") if nvtx is not None else None
+        return now, lane, handle
+
+    def work_end(self, token: tuple[float, int, Any], work: Any) -> None:
+        """The batch of ``token`` is done; ``work`` is it (None: there was none)."""
+        now = _perf()
+        self._advance(now)
+        self.in_progress -= 1
+        began, lane, handle = token
+        self.batch_time += now - began
+        if work is not None:
+            self.batches += 1
+            self.samples += len(work)
+        self._lanes[lane] = False
+        tracer = _trace.ACTIVE
+        if tracer is not None:
+            args = {} if work is None else {
+                "epoch": work.epoch, "batch": work.batch_index, "samples": len(work)}
+            tracer.complete(self.name, "stage", began, now, self._lane_tid(tracer, lane), args)
+        if handle is not None:
+            self.recorder.nvtx.range_end(handle)  # type: ignore[union-attr]
+
+    def wait_in_begin(self) -> float:
+        now = _perf()
+        self._advance(now)
+        self.waiting_in += 1
+        return now
+
+    def wait_in_end(self, began: float) -> None:
+        now = _perf()
+        self._advance(now)
+        self.waiting_in -= 1
+        tracer = _trace.ACTIVE
+        if tracer is not None:
+            tracer.complete("wait input", "wait", began, now, self._lane_tid(tracer, -1), {})
+
+    def wait_out_begin(self) -> float:
+        now = _perf()
+        self._advance(now)
+        self.waiting_out += 1
+        return now
+
+    def wait_out_end(self, began: float) -> None:
+        now = _perf()
+        self._advance(now)
+        self.waiting_out -= 1
+        tracer = _trace.ACTIVE
+        if tracer is not None:
+            tracer.complete("wait output", "wait", began, now, self._lane_tid(tracer, -2), {})
+
+    # --- the consumer ---------------------------------------------------------
+    def consumer_request(self) -> float:
+        """The consumer asks for the next batch: it is done with the one it held."""
+        if self._held is not None:
+            token, work = self._held
+            self._held = None
+            self.work_end(token, work)
+        return self.wait_in_begin()
+
+    def consumer_receive(self, began: float, work: Any) -> None:
+        """The consumer got a batch (``work``; it now holds it) or, with None, an end-of-epoch marker."""
+        self.wait_in_end(began)
+        if work is not None:
+            self._held = (self.work_begin(), work)
+
+    # --- the output queue -------------------------------------------------------
+    def queue_changed(self, level: int, put: bool = False) -> None:
+        """The output queue now holds ``level`` batches (after a put or a get)."""
+        now = _perf()
+        if self.queue_first:
+            self.queue_area += self.queue_level * (now - self.queue_last)
+        else:
+            self.queue_first = now
+        self.queue_last = now
+        self.queue_level = level
+        if level > self.queue_max:
+            self.queue_max = level
+        if put:
+            self.queue_puts += 1
+        tracer = _trace.ACTIVE
+        if tracer is not None:
+            tracer.counter(f"queue {self.queue_name}", now, {"batches": level}, self.recorder.engine_id)
+
+    # --- snapshots ----------------------------------------------------------------
+    def snapshot(self, skipped: int = 0, now: float | None = None) -> StageStats:
+        """The counters as ``StageStats``, the current state charged up to ``now``."""
+        now = _perf() if now is None else now
+        busy, wait_in, wait_out, other = self.busy, self.wait_in, self.wait_out, self.other
+        wall = 0.0
+        if self.started is not None:
+            dt = max(0.0, now - self.last)
+            if self.in_progress:
+                busy += dt
+            elif self.waiting_out:
+                wait_out += dt
+            elif self.waiting_in:
+                wait_in += dt
+            else:
+                other += dt
+            wall = busy + wait_in + wait_out + other
+        queue = None
+        if self.queue_name:
+            area, span = self.queue_area, 0.0
+            if self.queue_first:
+                area += self.queue_level * max(0.0, now - self.queue_last)
+                span = now - self.queue_first
+            queue = QueueStats(
+                name=self.queue_name,
+                capacity=self.capacity,
+                occupancy=self.queue_level,
+                max_occupancy=self.queue_max,
+                mean_occupancy=_fraction(area, span),
+                puts=self.queue_puts,
+                occupancy_seconds=area,
+                span=span,
+            )
+        return StageStats(
+            name=self.name,
+            batches=self.batches,
+            samples=self.samples,
+            busy_time=busy,
+            wait_input_time=wait_in,
+            wait_output_time=wait_out,
+            output_queue=queue,
+            wall_time=wall,
+            other_time=other,
+            batch_time=self.batch_time,
+            max_in_progress=self.max_in_progress,
+            skipped=skipped,
+            errors=self.errors,
+        )
+
+    # --- trace lanes --------------------------------------------------------------
+    def _lane_tid(self, tracer: "_trace.Tracer", lane: int) -> int:
+        """A virtual thread id per (pipeline, stage, lane); -1: input waits, -2: output waits."""
+        if lane == -1:
+            label, slot = f"{self.name} (wait input)", 8
+        elif lane == -2:
+            label, slot = f"{self.name} (wait output)", 9
+        else:
+            label, slot = (f"{self.name} #{lane}" if lane else self.name), lane
+        engine = self.recorder.engine_id
+        if engine > 1:
+            label = f"pipeline {engine}: {label}"
+        return tracer.lane(engine, self.index * 10 + slot, label)
