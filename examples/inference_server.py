@@ -33,12 +33,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-import streamflow as sf  # noqa: E402
-from streamflow import fn, types  # noqa: E402
-from streamflow.errors import OverloadedError, PipelineClosedError, SampleError  # noqa: E402
-from streamflow.serve import DynamicBatcher  # noqa: E402
+import streamflow as sf
+from streamflow import fn, types
+from streamflow.errors import OverloadedError, PipelineClosedError, SampleError
+from streamflow.serve import DynamicBatcher
 
 HOST = "127.0.0.1"
 IMAGE_SIZE = 224
@@ -117,9 +117,8 @@ class Classifier:
 
 
 def make_app(args: argparse.Namespace):
-    from aiohttp import web
-
     import torch
+    from aiohttp import web
 
     torch.set_num_threads(args.torch_threads)
 

@@ -54,8 +54,11 @@ import itertools
 import math
 import re
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
+
+import numpy as np
 
 from .errors import (
     OverloadedError,
@@ -70,7 +73,7 @@ from .pipeline import Pipeline
 from .runtime.stages import ErrorPolicy
 from .runtime.stats import PipelineStats
 
-__all__ = ["DynamicBatcher", "BatcherStats"]
+__all__ = ["BatcherStats", "DynamicBatcher"]
 
 # A request whose batch had to be re-run (pipeline failure, see _recover) is
 # tried at most this many times before it fails.
@@ -79,16 +82,6 @@ MAX_ATTEMPTS = 4
 # Latencies kept for the percentiles of stats() (a ring of the latest ones).
 LATENCY_WINDOW = 10_000
 
-# Workaround for the engine (streamflow/runtime/stages.py, ComputeStage._run_chain):
-# when every row of a chunk fails at an operator that is not the last of its
-# stage, the later operators' columns of that chunk are never filled, so the
-# stage's columns come out shorter than the batch. With one failed row that
-# raises (IndexError/KeyError: the pipeline fails, handled by _recover); with two
-# or more it can shift the surviving rows' outputs by one row without raising.
-# So when a batch comes back with two or more dropped rows, its surviving
-# requests are re-run in a new batch (without the bad inputs) instead of trusting
-# their rows. Remove once the engine keeps every column aligned.
-_RERUN_SURVIVORS_AFTER_DROPS = 2
 
 # How the batcher's external source names its samples (ExternalSource.read_batch).
 _SOURCE_NAME = "serve"
@@ -172,6 +165,20 @@ def _percentile(sorted_values: Sequence[float], q: float) -> float:
     k = (len(sorted_values) - 1) * q / 100.0
     lo, hi = math.floor(k), math.ceil(k)
     return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (k - lo)
+
+
+def _check_input(value: Any, index: int) -> None:
+    """Refuse at once what the external source cannot take (it would fail the whole batch)."""
+    if isinstance(value, (bytes, bytearray, memoryview)) or type(value).__module__.startswith("cupy"):
+        return
+    try:
+        ok = np.asarray(value).dtype != object
+    except Exception:  # noqa: BLE001 - not array-like at all
+        ok = False
+    if not ok:
+        raise TypeError(
+            f"submit() input {index} must be bytes, an array or a number, got {type(value).__name__}"
+        )
 
 
 def _request_error(req: _Request, err: BaseException) -> BaseException:
@@ -302,7 +309,7 @@ class DynamicBatcher:
         self._latencies: collections.deque[float] = collections.deque(maxlen=LATENCY_WINDOW)
 
     # --- life cycle -----------------------------------------------------------
-    async def start(self) -> "DynamicBatcher":
+    async def start(self) -> DynamicBatcher:
         """Build and start the pipeline on the running loop (``async with`` does it)."""
         if self._closed:
             raise PipelineClosedError("the batcher is closed; create a new one")
@@ -316,17 +323,17 @@ class DynamicBatcher:
         async with self._start_lock:
             if self._gen is not None or self._closed:
                 return self
+            self._gen = await self._new_generation()
             if self.postprocess is not None and not self._post_is_async:
                 self._post_executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="streamflow-serve")
-            self._gen = await self._new_generation()
             self._accepting = True
             self._consumer = loop.create_task(self._consume(), name="streamflow:serve")
         return self
 
-    async def __aenter__(self) -> "DynamicBatcher":
+    async def __aenter__(self) -> DynamicBatcher:  # noqa: PYI034 - start() returns self
         return await self.start()
 
-    async def __aexit__(self, *exc_info: Any) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
     async def aclose(self, *, drain: bool = True, timeout: float | None = None) -> None:
@@ -386,11 +393,15 @@ class DynamicBatcher:
             SampleError: this input failed (e.g. ``DecodeError``: not an image).
             PipelineClosedError: the batcher is closed (or closed before the
                 answer came).
+            TypeError: wrong number of inputs, or an input that is not bytes,
+                an array or a number.
             PipelineError: the pipeline failed on this request for a reason
                 other than its input alone; or ``postprocess`` raised.
         """
         if len(inputs) != self.num_inputs:
             raise TypeError(f"submit() takes {self.num_inputs} input(s) (num_inputs), got {len(inputs)}")
+        for k, value in enumerate(inputs):
+            _check_input(value, k)
         if self._gen is None and not self._closed:
             await self.start()
         if not self._accepting:
@@ -508,10 +519,10 @@ class DynamicBatcher:
                 continue
             head = waiting[0]
             if head.group is not None:  # a retried group: a batch of its own, now
-                batch = []
-                while waiting and waiting[0].group == head.group and len(batch) < self.max_batch_size:
-                    batch.append(waiting.popleft())
-                return batch
+                group: list[_Request] = []
+                while waiting and waiting[0].group == head.group and len(group) < self.max_batch_size:
+                    group.append(waiting.popleft())
+                return group
             if len(waiting) >= self.max_batch_size or self._draining:
                 break
             if self.dispatch_when_idle and not gen.inflight:
@@ -565,9 +576,6 @@ class DynamicBatcher:
         for row, err in dropped:
             if 0 <= row < len(reqs):
                 self._fail(reqs[row], _request_error(reqs[row], err))
-        if len(dropped) >= _RERUN_SURVIVORS_AFTER_DROPS:
-            self._requeue([reqs[r] for r in rows], alone=False, why=None)
-            return
         live = [(j, reqs[r]) for j, r in enumerate(rows) if not reqs[r].future.done()]
         if not live:
             return
@@ -675,7 +683,7 @@ class DynamicBatcher:
             await gen.pipe.aclose()
         try:
             self._gen = await self._new_generation()
-        except Exception as build_error:  # noqa: BLE001 - cannot go on: fail everyone
+        except Exception as build_error:
             self._accepting = False
             err = PipelineError(f"the pipeline failed and could not be restarted: {build_error}")
             err.__cause__ = build_error

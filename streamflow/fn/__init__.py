@@ -8,16 +8,31 @@ Use them inside a function decorated with ``streamflow.pipeline_def``::
 """
 
 from . import decoders, random, readers
+from .color import brightness_contrast, color_space_conversion, color_twist, hsv, hue, saturation
+from .geometry import random_resized_crop, rotate, transpose, warp_affine
 from .image import crop, crop_mirror_normalize, flip, resize
+from .misc import cast, normalize
 from .sources import external_source
 
 __all__ = [
+    "brightness_contrast",
+    "cast",
+    "color_space_conversion",
+    "color_twist",
     "crop",
     "crop_mirror_normalize",
     "decoders",
     "external_source",
     "flip",
+    "hsv",
+    "hue",
+    "normalize",
     "random",
+    "random_resized_crop",
     "readers",
     "resize",
+    "rotate",
+    "saturation",
+    "transpose",
+    "warp_affine",
 ]

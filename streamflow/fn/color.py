@@ -15,7 +15,7 @@ from ..graph import DataNode, add_node, split_arguments
 from ..ops.color import BrightnessContrast, ColorSpaceConversion, ColorTwist
 from ..types import DataType, Device, ImageType, parse_device
 
-__all__ = ["color_twist", "hue", "saturation", "hsv", "brightness_contrast", "color_space_conversion"]
+__all__ = ["brightness_contrast", "color_space_conversion", "color_twist", "hsv", "hue", "saturation"]
 
 Number = float | int
 
@@ -56,7 +56,7 @@ def color_twist(
 
 
 def hue(
-    data: DataNode, *, hue: Number | DataNode = 0.0, dtype: DataType | str | None = None,  # noqa: A002
+    data: DataNode, *, hue: Number | DataNode = 0.0, dtype: DataType | str | None = None,
     device: str | Device = "cpu", name: str | None = None,
 ) -> DataNode:
     """Rotate the hue of RGB images by ``hue`` degrees (``color_twist`` with only ``hue``)."""

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..graph import DataNode, add_node, split_arguments
-from ..ops.random_ops import CoinFlip, Normal, Uniform
+from ..ops.random_ops import Choice, CoinFlip, Normal, Uniform
 
-__all__ = ["uniform", "coin_flip", "normal"]
+__all__ = ["uniform", "coin_flip", "normal", "choice"]
 
 
 def uniform(
@@ -17,7 +17,11 @@ def uniform(
     shape: int | Sequence[int] | None = None,
     name: str | None = None,
 ) -> DataNode:
-    """float32 uniform in ``[range[0], range[1])``, or a uniform choice among ``values``."""
+    """float32 uniform in ``[range[0], range[1])``, or a uniform choice among ``values``.
+
+    With ``values`` (a non-empty list), each value is one of ``values`` with
+    equal probability, as float32 (``range`` is then ignored).
+    """
     constants, per_sample = split_arguments({"range": range})
     op = Uniform(constants.get("range", (-1.0, 1.0)), values=values, shape=shape, name=name)
     return add_node(op, [], per_sample)[0]
@@ -42,4 +46,23 @@ def normal(
     """float32 normally distributed values."""
     constants, per_sample = split_arguments({"mean": mean, "stddev": stddev})
     op = Normal(constants.get("mean", 0.0), constants.get("stddev", 1.0), shape=shape, name=name)
+    return add_node(op, [], per_sample)[0]
+
+
+def choice(
+    a: int | Sequence[float] | Sequence[int],
+    *,
+    p: Sequence[float] | DataNode | None = None,
+    shape: int | Sequence[int] | None = None,
+    name: str | None = None,
+) -> DataNode:
+    """A random element of ``a`` per sample; an int ``n`` means ``range(n)`` (int32).
+
+    Args:
+        a: an int ``n`` or a list of values (their type is kept: floats as float32).
+        p: probabilities, one per value (default: uniform); may be per sample.
+        shape: draw an array of this shape per sample instead of a scalar.
+    """
+    constants, per_sample = split_arguments({"p": p})
+    op = Choice(a, p=constants.get("p"), shape=shape, name=name)
     return add_node(op, [], per_sample)[0]

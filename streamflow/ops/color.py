@@ -11,22 +11,33 @@ inputs and 0.5 for float inputs. Pixels are computed in float32 as
 clipped to the type's range, float outputs are neither.
 
 Measured against DALI 2.4.0 CPU (``nvidia-dali-cuda130``, ``device_id=None``)
-on the four demo photos (chelsea 300x451, coffee 400x600, hubble 600x600,
-rocket 427x640) with 9 argument sets (identity, hue +-30/90/180 degrees,
-saturation 0/0.5/1.7, brightness 0.6/1.4, contrast 0.5/1.5, combined),
-uint8 -> uint8: max |diff| 1, on 0.0003 % of the values (float32 summation
-order ties); uint8 -> float32 (``dtype=FLOAT``): max |diff| 3.1e-5;
-float32 -> float32: max |diff| 1.2e-7 (``examples``-free script in the
-commit message of this module: ``tests/unit/test_color.py`` keeps numpy
-references only). ``brightness_contrast``: bit-identical (0 of 8.6 M values
-differ) on the same photos. ``color_space_conversion``: bit-identical for all
-12 pairs of RGB, BGR, GRAY, YCbCr.
+on the four demo photos (``streamflow/demo/images``: 300x451, 400x600,
+872x1000, 427x640; 4.56 M values per argument set) with 12 ``color_twist`` argument sets
+(identity; hue 30, -90, 180; saturation 0, 0.5, 1.7; brightness 0.6, 1.4;
+contrast 0.5, 1.5; all four combined), by a script outside the test suite
+that saves DALI's outputs and compares them with these functions:
+
+* ``color_twist`` uint8 -> uint8: max |diff| 1, on 0.27 % of the values,
+  every one of them where the exact value is within 1e-3 of a rounding tie
+  (147218 of them from contrast 1.5, where ``1.5 * p - 64`` is exactly k.5
+  for odd p and float32 noise decides); identity, brightness: bit-identical.
+  uint8 -> float32 (``dtype=FLOAT``): max |diff| 9.2e-5 (a few float32 ulps
+  at 255); float32 -> float32: max |diff| 3.3e-7. ``hue``, ``saturation``,
+  ``hsv``: max 1, 14 of 13.7 M values.
+* ``brightness_contrast`` (4 argument sets, uint8 and ``dtype=FLOAT``
+  outputs): bit-identical, 0 of 18.2 M values differ.
+* ``color_space_conversion``: RGB<->BGR, GRAY->RGB/BGR bit-identical; the
+  others max |diff| 1 (RGB->GRAY 0.01 % of values, RGB->YCbCr 1 %,
+  YCbCr->RGB 1.5 %, YCbCr->GRAY 0.8 %, GRAY->YCbCr 0.4 %), at values within
+  about 0.03 of a tie (checked on one photo): DALI's CPU conversion runs through OpenCV, whose
+  fixed-point arithmetic rounds those differently from these float32
+  formulas (DALI's own BT.601 kernel formulas, as on its GPU path).
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -37,13 +48,13 @@ from .base import Chunk, Operator
 __all__ = [
     "RGB2YIQ",
     "YIQ2RGB",
-    "ColorTwist",
     "BrightnessContrast",
     "ColorSpaceConversion",
-    "twist_matrix",
+    "ColorTwist",
     "apply_linear",
-    "convert_to",
     "convert_color",
+    "convert_to",
+    "twist_matrix",
 ]
 
 F32 = np.float32
@@ -116,7 +127,7 @@ def twist_matrix(
     return m, offset
 
 
-def apply_linear(image: np.ndarray, matrix: np.ndarray, offset: float, out_dtype: np.dtype) -> np.ndarray:
+def apply_linear(image: np.ndarray, matrix: np.ndarray, offset: float | np.floating, out_dtype: np.dtype) -> np.ndarray:
     """``out[..., i] = sum_j matrix[i, j] * image[..., j] + offset`` in float32, then ``convert_to``."""
     x = image.astype(F32, copy=False)
     out = x[..., 0:1] * matrix[:, 0]
@@ -167,13 +178,13 @@ class ColorTwist(_ColorOp):
     same matrix (see the module docstring).
     """
 
-    ARGS = {
+    ARGS: ClassVar[dict[str, tuple[str, ...]]] = {
         "color_twist": ("brightness", "contrast", "saturation", "hue"),
         "hsv": ("hue", "saturation", "value"),
         "hue": ("hue",),
         "saturation": ("saturation",),
     }
-    DEFAULTS = {"brightness": 1.0, "contrast": 1.0, "saturation": 1.0, "hue": 0.0, "value": 1.0}
+    DEFAULTS: ClassVar[dict[str, float]] = {"brightness": 1.0, "contrast": 1.0, "saturation": 1.0, "hue": 0.0, "value": 1.0}
     name = "color_twist"
 
     def __init__(self, op_name: str = "color_twist", *, dtype: Any = None, name: str | None = None, **args: Any) -> None:
@@ -300,7 +311,7 @@ def convert_color(image: np.ndarray, src: ImageType, dst: ImageType) -> np.ndarr
         g = image[..., 0]
         if dst in (ImageType.RGB, ImageType.BGR):
             return np.repeat(g[..., None], 3, axis=-1)
-        y = _u8(g.astype(F32) * _Y_SUM + F32(0.0625))  # sic: DALI adds 0.0625, not 16, for uint8
+        y = _u8(g.astype(F32) * _Y_SUM + F32(16))
         return np.stack([y, np.full_like(y, 128), np.full_like(y, 128)], axis=-1)
     # src is YCbCr
     if dst is ImageType.GRAY:

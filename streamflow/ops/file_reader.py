@@ -76,15 +76,21 @@ def list_file_root(file_root: str, filters: Sequence[str], case_sensitive: bool 
     return entries
 
 
+LABEL_MAX = 2**31 - 1  # labels are int32
+
+
 def parse_file_list(file_list: str, file_root: str | None) -> list[tuple[str, int]]:
-    """(path, label) pairs from a ``path label`` text file; blank and ``#`` lines skipped."""
+    """(path, label) pairs from a ``path label`` text file; blank and ``#`` lines skipped.
+
+    The list is read as UTF-8; bytes that are not UTF-8 are kept as the file
+    system keeps them (``surrogateescape``), so a list naming non-UTF-8 files
+    still reaches those files. Labels must fit in int32.
+    """
     try:
-        with open(file_list, encoding="utf-8") as f:
+        with open(file_list, encoding="utf-8", errors="surrogateescape") as f:
             lines = f.read().splitlines()
     except OSError as e:
         raise PipelineDefinitionError(f"readers.file: cannot read file_list {file_list!r}: {e.strerror or e}") from None
-    except UnicodeDecodeError:
-        raise PipelineDefinitionError(f"readers.file: file_list {file_list!r} is not UTF-8 text") from None
     base = file_root if file_root is not None else os.path.dirname(os.path.abspath(file_list))
     entries = []
     for number, line in enumerate(lines, start=1):
@@ -97,10 +103,10 @@ def parse_file_list(file_list: str, file_root: str | None) -> list[tuple[str, in
             label = int(parts[-1])
         except ValueError:
             path = ""
-        if not path or label < 0:
+        if not path or label < 0 or label > LABEL_MAX or "\0" in path:
             raise PipelineDefinitionError(
                 f"readers.file: {file_list}:{number}: expected 'path label' with a non-negative "
-                f"integer label, got {line!r}"
+                f"int32 integer label and no NUL in the path, got {line!r}"
             )
         entries.append((os.path.join(base, path), label))
     if not entries:
@@ -128,13 +134,15 @@ class FileReader(Source):
         name: str | None = None,
     ) -> None:
         super().__init__(name=name)
-        root = os.fspath(file_root) if file_root is not None else None
+        # Paths are kept as str; bytes names (non-UTF-8 file systems) become
+        # str through os.fsdecode, which round-trips to the same bytes.
+        root = os.fsdecode(file_root) if file_root is not None else None
         if isinstance(file_filters, str):
             file_filters = [file_filters]
         if files is not None:
             if file_list is not None:
                 raise PipelineDefinitionError("readers.file: give either files or file_list, not both")
-            paths = [os.path.join(root, os.fspath(p)) if root else os.fspath(p) for p in files]
+            paths = [os.path.join(root, os.fsdecode(p)) if root else os.fsdecode(p) for p in files]
             if labels is None:
                 labels = list(range(len(paths)))
             if len(labels) != len(paths):
@@ -142,10 +150,13 @@ class FileReader(Source):
                     f"readers.file: {len(paths)} files but {len(labels)} labels; give one label per file"
                 )
             self.entries = list(zip(paths, (int(x) for x in labels)))
+            bad = [x for _, x in self.entries if not -LABEL_MAX - 1 <= x <= LABEL_MAX]
+            if bad:
+                raise PipelineDefinitionError(f"readers.file: labels are int32, {bad[0]} does not fit")
             if not self.entries:
                 raise PipelineDefinitionError("readers.file: files is empty")
         elif file_list is not None:
-            self.entries = parse_file_list(os.fspath(file_list), root)
+            self.entries = parse_file_list(os.fsdecode(file_list), root)
         elif root is not None:
             self.entries = list_file_root(root, list(file_filters), case_sensitive_filter)
         else:

@@ -1,4 +1,4 @@
-"""``random.uniform``, ``random.coin_flip``, ``random.normal``: per-sample random values.
+"""``random.uniform``, ``random.coin_flip``, ``random.normal``, ``random.choice``: per-sample random values.
 
 Each value is a pure function of (seed, operator, epoch, sample id), see
 ``runtime.rng``: the same seed gives the same values whatever the number of
@@ -15,7 +15,7 @@ from ..errors import PipelineDefinitionError
 from .. import rng
 from .base import Chunk, Operator
 
-__all__ = ["Uniform", "CoinFlip", "Normal"]
+__all__ = ["Uniform", "CoinFlip", "Normal", "Choice"]
 
 
 def _shape(shape: int | Sequence[int] | None) -> tuple[int, ...]:
@@ -129,4 +129,69 @@ class Normal(_RandomOp):
             mean = float(chunk.arg("mean", row, self.mean))
             std = float(chunk.arg("stddev", row, self.stddev))
             out.append(np.asarray(mean + std * z, dtype=np.float32))
+        return [out]
+
+
+class Choice(_RandomOp):
+    """A random element of ``values`` (or of ``range(n)`` for an int), with probabilities ``p``.
+
+    Like DALI's ``random.choice``: an int ``n`` gives int32 values in
+    ``[0, n)``; a list keeps its element type (python floats: float32,
+    python ints: int32, numpy arrays: their dtype). ``p`` (default uniform)
+    must have one non-negative entry per value and sum to 1; it may be given
+    per sample.
+    """
+
+    name = "random.choice"
+    per_sample_args = frozenset({"p"})
+
+    def __init__(self, a: Any, p: Sequence[float] | None = None, shape: int | Sequence[int] | None = None,
+                 name: str | None = None) -> None:
+        super().__init__(shape, name)
+        if isinstance(a, (bool, np.bool_)):
+            raise PipelineDefinitionError(f"random.choice: a must be an int n or a list of values, got {a!r}")
+        if isinstance(a, (int, np.integer)):
+            if int(a) <= 0:
+                raise PipelineDefinitionError(f"random.choice: n must be positive, got {a}")
+            self.values = np.arange(int(a), dtype=np.int32)
+        else:
+            arr = np.asarray(a)
+            if arr.ndim != 1 or arr.size == 0:
+                raise PipelineDefinitionError(
+                    f"random.choice: a must be an int n or a non-empty 1-d list of values, got {a!r}")
+            if not isinstance(a, np.ndarray):
+                if arr.dtype.kind == "f":
+                    arr = arr.astype(np.float32)
+                elif arr.dtype.kind in "iu":
+                    arr = arr.astype(np.int32)
+            if arr.dtype.kind not in "biuf":
+                raise PipelineDefinitionError(f"random.choice: values must be numbers, got dtype {arr.dtype}")
+            self.values = arr
+        self.p = None if p is None else self._check_p(p, len(self.values))
+
+    @staticmethod
+    def _check_p(p: Any, n: int) -> np.ndarray:
+        try:
+            arr = np.asarray(p, dtype=np.float64).reshape(-1)
+        except (TypeError, ValueError):
+            raise PipelineDefinitionError(f"random.choice: p must be a list of probabilities, got {p!r}") from None
+        if arr.size != n:
+            raise PipelineDefinitionError(f"random.choice: p must have {n} entries (one per value), got {arr.size}")
+        if np.any(arr < 0) or not np.isfinite(arr).all() or abs(float(arr.sum()) - 1.0) > 1e-4:
+            raise PipelineDefinitionError(f"random.choice: p must be non-negative and sum to 1, got {p!r}")
+        return arr
+
+    def run(self, chunk: Chunk) -> list[list[Any]]:
+        n = len(self.values)
+        out = []
+        for row, u in enumerate(self._uniforms(chunk)):
+            given = chunk.arg("p", row, self.p)
+            if given is None:
+                index = np.minimum((np.asarray(u) * n).astype(np.int64), n - 1)
+            else:
+                probs = self.p if given is self.p and self.p is not None else self._check_p(given, n)
+                cdf = np.cumsum(probs)
+                cdf /= cdf[-1]
+                index = np.minimum(np.searchsorted(cdf, np.asarray(u), side="right"), n - 1)
+            out.append(np.asarray(self.values[index]))
         return [out]

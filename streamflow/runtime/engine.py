@@ -23,7 +23,8 @@ from .channel import Channel, EndOfStream
 from .io_pool import IOPool, WorkerPool
 from .plan import ExecutionPlan, StageKind
 from .stages import ComputeStage, ErrorPolicy, SourceStage, StageContext, assemble_outputs
-from .stats import PipelineStats, StageStats, StatsRecorder
+from . import nvtx as _nvtx
+from .stats import PipelineStats, StageClock, StatsRecorder
 from .work import EndOfEpoch, StageFailure, Work
 
 __all__ = ["Engine", "Batch", "BATCHES_PER_STAGE"]
@@ -50,15 +51,6 @@ class Batch(tuple):  # type: ignore[type-arg]
     sources: list[str | None]
     sample_ids: Any
     dropped: list[tuple[int, Any]]
-
-
-class _StageTimes:
-    def __init__(self) -> None:
-        self.batches = 0
-        self.samples = 0
-        self.busy = 0.0
-        self.wait_in = 0.0
-        self.wait_out = 0.0
 
 
 def _needed_after(plan: ExecutionPlan) -> list[set[DataNode]]:
@@ -99,7 +91,7 @@ class Engine:
     ) -> None:
         self.plan = plan
         self.batch_size = batch_size
-        self.stats_recorder = StatsRecorder()
+        self.stats_recorder = StatsRecorder(nvtx=_nvtx.wanted(plan))  # instrumentation (issue 9)
         self.workers = WorkerPool(num_threads)
         self.io = IOPool(max(4, 2 * num_threads))
         self._ctx = StageContext(
@@ -121,7 +113,14 @@ class Engine:
         self.channels: list[Channel[Any]] = [
             Channel(prefetch_queue_depth, name=f"{name}->next") for name in names
         ]
-        self._times = [_StageTimes() for _ in names]
+        # --- instrumentation (issue 9): per-stage time accounting, trace, NVTX ---
+        self._times = [
+            StageClock(name, i, self.stats_recorder, f"{name}->{(names[i + 1:] or ['consumer'])[0]}",
+                       prefetch_queue_depth, start=self.stats_recorder.created)
+            for i, name in enumerate(names)
+        ]
+        self._consumer = StageClock("consumer", len(names), self.stats_recorder)
+        # --- end instrumentation ---
         self._tasks: list[asyncio.Task[None]] = []
         self._error: BaseException | None = None
         self._closed = False
@@ -187,6 +186,7 @@ class Engine:
         except EndOfStream:
             pass
         except BaseException as exc:  # noqa: BLE001 - forwarded to the consumer
+            self._times[index].errors += 1  # instrumentation (issue 9)
             try:
                 await self.channels[index].put(StageFailure(self._as_pipeline_error(index, exc)))
             except (EndOfStream, PipelineClosedError):
@@ -202,9 +202,11 @@ class Engine:
 
     # --- stage loops --------------------------------------------------------
     async def _put(self, index: int, item: Any) -> None:
-        began = time.perf_counter()
+        clock = self._times[index]
+        began = clock.wait_out_begin()  # instrumentation
         await self.channels[index].put(item)
-        self._times[index].wait_out += time.perf_counter() - began
+        clock.wait_out_end(began)  # instrumentation
+        clock.queue_changed(len(self.channels[index]), put=True)  # instrumentation
 
     async def _run_source(self) -> None:
         stage, times = self.source_stage, self._times[0]
@@ -213,15 +215,14 @@ class Engine:
             stage.start_epoch(epoch)
             batch_index = first_batch
             while True:
-                began = time.perf_counter()
+                token = times.work_begin()  # instrumentation
                 work = await stage.read(epoch, batch_index)
-                times.busy += time.perf_counter() - began
                 if work is None:
+                    times.work_end(token, None)  # instrumentation
                     break
-                times.batches += 1
-                times.samples += len(work)
                 if not self.compute_stages:
                     work.outputs = await self.workers.call(assemble_outputs, self.plan, work)
+                times.work_end(token, work)  # instrumentation: batches, samples, busy time
                 await self._put(0, work)
                 batch_index += 1
             await self._put(0, EndOfEpoch(epoch, batch_index))
@@ -240,22 +241,21 @@ class Engine:
 
         async def handle(item: Any) -> Any:
             if isinstance(item, Work):
-                began = time.perf_counter()
+                token = times.work_begin()  # instrumentation
                 item = await stage.process(item)
                 if last:
                     item.outputs = await self.workers.call(assemble_outputs, self.plan, item)
-                times.busy += time.perf_counter() - began
-                times.batches += 1
-                times.samples += len(item)
+                times.work_end(token, item)  # instrumentation: batches, samples, busy time
             return item
 
         alive: set[asyncio.Task[Any]] = set()  # every handle() task, to cancel on exit
 
         async def start_batches() -> None:
             while True:
-                began = time.perf_counter()
+                began = times.wait_in_begin()  # instrumentation
                 item = await source.get()
-                times.wait_in += time.perf_counter() - began
+                times.wait_in_end(began)  # instrumentation
+                self._times[index - 1].queue_changed(len(source))  # instrumentation
                 task = asyncio.create_task(handle(item))
                 alive.add(task)
                 task.add_done_callback(alive.discard)
@@ -276,6 +276,7 @@ class Engine:
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # noqa: BLE001 - sent downstream in batch order
+                    times.errors += 1  # instrumentation (issue 9)
                     item = StageFailure(self._as_pipeline_error(index, exc))
                 current = None
                 await self._put(index, item)
@@ -305,7 +306,10 @@ class Engine:
             raise PipelineClosedError("the pipeline was closed")
         if self._error is not None:
             raise self._error
+        began = self._consumer.consumer_request()  # instrumentation: the consumer as a stage
         item = await self.channels[-1].get()
+        self._consumer.consumer_receive(began, item if isinstance(item, Work) else None)  # instrumentation
+        self._times[-1].queue_changed(len(self.channels[-1]))  # instrumentation
         if isinstance(item, StageFailure):
             await self._stop_after_failure(item.error)
             raise item.error
@@ -325,25 +329,21 @@ class Engine:
         return batch
 
     def stats(self) -> PipelineStats:
-        stages = []
-        labels = [self.source_stage.label] + [s.label for s in self.compute_stages]
-        for label, times, ch in zip(labels, self._times, self.channels):
-            stages.append(
-                StageStats(
-                    name=label,
-                    batches=times.batches,
-                    samples=times.samples,
-                    busy_time=times.busy,
-                    wait_input_time=times.wait_in,
-                    wait_output_time=times.wait_out,
-                    output_queue=ch.stats(),
-                )
-            )
+        """A snapshot of the counters (see ``runtime/stats.py`` for what they mean)."""
         rec = self.stats_recorder
+        now = time.perf_counter()
+        stages = tuple(
+            clock.snapshot(rec.skipped_by_stage.get(clock.name, 0), now) for clock in self._times
+        )
+        stage_of = {node.name: s.label for s in self.compute_stages for node in s.plan.nodes}
         return PipelineStats(
-            stages=tuple(stages),
-            operators=rec.operators(),
+            stages=stages,
+            operators=rec.operators(stage_of),
             batches_delivered=rec.batches_delivered,
             samples_delivered=rec.samples_delivered,
             skipped=tuple(rec.skipped),
+            consumer=self._consumer.snapshot(0, now),
+            wall_time=now - rec.created,
+            skipped_total=rec.skipped_total,
+            error=None if self._error is None else str(self._error),
         )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import os
+import stat
 from typing import Any, Callable, TypeVar
 
 from ..errors import ReadError
@@ -24,15 +25,14 @@ MAX_FILE_BYTES = 1 << 31
 
 
 def read_whole_file(path: str) -> bytes:
-    """Read ``path`` entirely; failures become ``ReadError`` naming the file."""
+    """Read ``path`` entirely; failures become ``ReadError`` naming the file.
+
+    Only regular files are read: a FIFO, socket or device under a data folder
+    is refused at once (opening is non-blocking, so a FIFO with no writer
+    cannot hang the reader thread), and so is a file over ``MAX_FILE_BYTES``.
+    """
     try:
-        with open(path, "rb", buffering=0) as f:
-            size = os.fstat(f.fileno()).st_size
-            if size > MAX_FILE_BYTES:
-                raise ReadError(f"file is {size} bytes, more than the limit of {MAX_FILE_BYTES}", path)
-            data = f.read()
-    except ReadError:
-        raise
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         raise ReadError("file not found (deleted or moved since the file list was made)", path) from None
     except PermissionError:
@@ -40,8 +40,36 @@ def read_whole_file(path: str) -> bytes:
     except IsADirectoryError:
         raise ReadError("is a directory, not a file", path) from None
     except OSError as e:
+        raise ReadError(f"cannot open: {e.strerror or e}", path) from None
+    except ValueError:  # os.open refuses a path with a NUL byte
+        raise ReadError("the path contains a NUL byte", path) from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise ReadError("is a directory, not a file", path)
+        if not stat.S_ISREG(st.st_mode):
+            raise ReadError(f"is not a regular file (a {_file_kind(st.st_mode)}), refused", path)
+        if st.st_size > MAX_FILE_BYTES:
+            raise ReadError(f"file is {st.st_size} bytes, more than the limit of {MAX_FILE_BYTES}", path)
+        with open(fd, "rb", buffering=0, closefd=False) as f:
+            data = f.read()
+    except ReadError:
+        raise
+    except OSError as e:
         raise ReadError(f"cannot read: {e.strerror or e}", path) from None
+    finally:
+        os.close(fd)
     return data
+
+
+def _file_kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "FIFO"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "device"
+    return "special file"
 
 
 class _Pool:

@@ -12,7 +12,6 @@ stage, operator and file, or (``on_error="skip"``) counted and replaced.
 from __future__ import annotations
 
 import enum
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
@@ -244,9 +243,11 @@ class ComputeStage(_Stage):
                 epoch=work.epoch,
                 key=self.ctx.plan.random_keys[id(node)],
             )
-            began = time.perf_counter()
-            outputs = _run_isolated(node, chunk)
-            self.ctx.stats.add_op_time(node.name, time.perf_counter() - began)
+            began = self.ctx.stats.op_begin(node.name)  # instrumentation: NVTX push when on
+            try:
+                outputs = _run_isolated(node, chunk)
+            finally:  # instrumentation: op time, trace event, NVTX pop
+                self.ctx.stats.op_end(node.name, began, len(chunk), work.epoch, work.batch_index, self.label)
             for index, data in enumerate(node.outputs):
                 col: list[Any] = [None] * size
                 for j, r in enumerate(alive):

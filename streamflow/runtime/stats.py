@@ -157,7 +157,8 @@ class StageStats:
         wall_time: the time these cover [s]: since the engine was created
             (the consumer: since its first request), or the ``since`` window.
         other_time: the rest of ``wall_time`` (start-up, scheduling) [s].
-        batch_time: summed time of every batch from start to finish [s]; up to
+        batch_time: summed time of every batch from start to finish (batches
+            in progress: up to the snapshot) [s]; up to
             ``max_in_progress * wall_time``. ``batch_time / batches`` is the
             latency of one batch in this stage.
         max_in_progress: the most batches it worked on at once.
@@ -459,6 +460,7 @@ class StageClock:
         self.waiting_out = 0
         self.started = start
         self.last = start if start is not None else 0.0
+        self._open_sum = 0.0  # sum of the start times of the batches in progress
         self._lanes: list[bool] = []  # trace lanes, one per batch in progress at once
         self._held: Any = None  # consumer: the token of the batch it holds
         # output queue
@@ -493,6 +495,7 @@ class StageClock:
         now = _perf()
         self._advance(now)
         self.in_progress += 1
+        self._open_sum += now
         if self.in_progress > self.max_in_progress:
             self.max_in_progress = self.in_progress
         lanes = self._lanes
@@ -506,14 +509,18 @@ class StageClock:
         handle = nvtx.range_start(f"{self.name} batch") if nvtx is not None else None
         return now, lane, handle
 
-    def work_end(self, token: tuple[float, int, Any], work: Any) -> None:
-        """The batch of ``token`` is done; ``work`` is it (None: there was none)."""
+    def work_end(self, token: tuple[float, int, Any], work: Any, count: bool = True) -> None:
+        """The batch of ``token`` is done; ``work`` is it (None: there was none).
+
+        ``count=False``: the batch was already counted (the consumer counts on receipt).
+        """
         now = _perf()
         self._advance(now)
         self.in_progress -= 1
         began, lane, handle = token
         self.batch_time += now - began
-        if work is not None:
+        self._open_sum -= began
+        if work is not None and count:
             self.batches += 1
             self.samples += len(work)
         self._lanes[lane] = False
@@ -559,13 +566,15 @@ class StageClock:
         if self._held is not None:
             token, work = self._held
             self._held = None
-            self.work_end(token, work)
+            self.work_end(token, work, count=False)
         return self.wait_in_begin()
 
     def consumer_receive(self, began: float, work: Any) -> None:
         """The consumer got a batch (``work``; it now holds it) or, with None, an end-of-epoch marker."""
         self.wait_in_end(began)
         if work is not None:
+            self.batches += 1
+            self.samples += len(work)
             self._held = (self.work_begin(), work)
 
     # --- the output queue -------------------------------------------------------
@@ -629,7 +638,7 @@ class StageClock:
             output_queue=queue,
             wall_time=wall,
             other_time=other,
-            batch_time=self.batch_time,
+            batch_time=self.batch_time + (self.in_progress * now - self._open_sum if self.in_progress else 0.0),
             max_in_progress=self.max_in_progress,
             skipped=skipped,
             errors=self.errors,

@@ -188,14 +188,42 @@ def test_the_error_of_a_bad_input_is_clear():
     assert "request" in str(err) and "not a recognised image format" in str(err)
 
 
-def test_a_wrong_input_type_fails_its_request():
+def test_a_wrong_input_type_fails_its_request_at_once():
     async def main():
         async with DynamicBatcher(preprocess, max_batch_size=2, max_delay=0.01) as b:
-            with pytest.raises(TypeError):
+            with pytest.raises(TypeError, match="input"):
                 await b.submit(GOOD[0], GOOD[1])
+            with pytest.raises(TypeError, match="bytes, an array or a number"):
+                await b.submit(object())
             return await b.submit(GOOD[2])
 
     np.testing.assert_array_equal(run(main()), REFERENCE[2])
+
+
+def test_a_pipeline_failure_fails_only_the_request_that_causes_it(monkeypatch):
+    """An input that breaks the whole pipeline (here: one the external source
+    refuses, with submit's own check turned off) fails alone; the batcher
+    rebuilds the pipeline and answers everyone else."""
+    from streamflow import serve
+
+    monkeypatch.setattr(serve, "_check_input", lambda value, index: None)
+    poison = object()
+    inputs = [GOOD[0], GOOD[1], poison, GOOD[2], GOOD[3], GOOD[4]]
+
+    async def main():
+        async with DynamicBatcher(preprocess, max_batch_size=3, max_delay=0.01) as b:
+            results = await asyncio.gather(*(b.submit(x) for x in inputs), return_exceptions=True)
+            after = await b.submit(GOOD[5])
+            return results, after, b.stats()
+
+    results, after, stats = run(main())
+    for x, r in zip(inputs, results):
+        if x is poison:
+            assert isinstance(r, PipelineError) and "could not be processed" in str(r)
+        else:
+            np.testing.assert_array_equal(r, REFERENCE[GOOD.index(x)])
+    np.testing.assert_array_equal(after, REFERENCE[5])
+    assert stats.pipeline_restarts >= 1 and stats.failed == 1 and stats.ok == 6
 
 
 # --- cancellation ---------------------------------------------------------------
@@ -537,3 +565,34 @@ def test_dispatch_when_idle_skips_the_delay_at_low_load():
     first, took = run(main())
     np.testing.assert_array_equal(first, REFERENCE[0])
     assert took < 2.5  # not the 5 s max_delay
+
+
+# --- the benchmark's own helpers (the full run needs aiohttp/torch and minutes) ------
+
+
+def test_serve_bench_helpers():
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import serve_bench
+
+    args = serve_bench.parse_args(["--quick"])
+    assert args.levels == [1, 8, 64, 256] and args.requests <= 48 and args.level_seconds <= 5
+    assert serve_bench.percentile([1.0, 2.0, 3.0, 4.0], 50) == pytest.approx(2.5)
+    assert np.isnan(serve_bench.percentile([], 99))
+    modes = [
+        {"mode": "batched", "status": "ok", "levels": [{"concurrency": 64, "req_per_s": 300.0}]},
+        {"mode": "baseline", "status": "ok", "levels": [{"concurrency": 64, "req_per_s": 100.0}]},
+    ]
+    assert serve_bench.speedups(modes) == {"64": pytest.approx(3.0)}
+
+
+def test_a_broken_definition_fails_at_start_with_its_error():
+    def broken(jpegs):
+        return fn.resize(jpegs, resize_x=-3, resize_y=8)
+
+    async def main():
+        b = DynamicBatcher(broken, max_batch_size=2)
+        with pytest.raises(ValueError):
+            await b.start()
+        await b.aclose()
+
+    run(main())

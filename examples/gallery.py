@@ -1,0 +1,147 @@
+"""Before/after pictures of each augmentation on a real photo: writes docs/gallery/.
+
+    python examples/gallery.py [--photo PATH] [--out docs/gallery] [--width 256]
+
+Every picture is made by a streamflow pipeline (``fn.external_source`` feeding
+the operator), from the same photo reduced to ``--width`` pixels. Geometry
+operators (``fn.rotate``, ``fn.random_resized_crop``, ...) are included when
+this version of streamflow has them. Needs Pillow (to read and write PNGs).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+import streamflow as sf
+from streamflow import fn
+from streamflow.fn import color, misc
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_PHOTO = ROOT / "streamflow" / "demo" / "images" / "cats" / "chelsea.png"
+
+
+def _geometry(name: str) -> Callable[..., Any] | None:
+    """``fn.<name>``, or the same from ``streamflow.fn.geometry``; None if absent."""
+    op = getattr(fn, name, None)
+    if op is None:
+        try:
+            from streamflow.fn import geometry
+        except ImportError:
+            return None
+        op = getattr(geometry, name, None)
+    return op
+
+
+def to_display(out: np.ndarray) -> np.ndarray:
+    """uint8 HWC for a PNG (float outputs are rescaled to 0..255, gray kept 1-channel)."""
+    if out.dtype != np.uint8:
+        lo, hi = float(out.min()), float(out.max())
+        out = ((out - lo) / (hi - lo or 1.0) * 255.0).round().astype(np.uint8)
+    return out[..., 0] if out.ndim == 3 and out.shape[-1] == 1 else out
+
+
+def augmentations() -> list[tuple[str, str, Callable[[Any], Any]]]:
+    """(file stem, caption, build) for every picture."""
+    items: list[tuple[str, str, Callable[[Any], Any]]] = [
+        ("hue_+60", "`fn.hue(hue=60)`", lambda x: color.hue(x, hue=60.0)),
+        ("hue_-60", "`fn.hue(hue=-60)`", lambda x: color.hue(x, hue=-60.0)),
+        ("saturation_0", "`fn.saturation(saturation=0)`", lambda x: color.saturation(x, saturation=0.0)),
+        ("saturation_2", "`fn.saturation(saturation=2)`", lambda x: color.saturation(x, saturation=2.0)),
+        ("brightness_0.6", "`fn.brightness_contrast(brightness=0.6)`", lambda x: color.brightness_contrast(x, brightness=0.6)),
+        ("brightness_shift", "`fn.brightness_contrast(brightness_shift=0.2)`",
+         lambda x: color.brightness_contrast(x, brightness_shift=0.2)),
+        ("contrast_0.5", "`fn.brightness_contrast(contrast=0.5)`", lambda x: color.brightness_contrast(x, contrast=0.5)),
+        ("contrast_1.8", "`fn.brightness_contrast(contrast=1.8)`", lambda x: color.brightness_contrast(x, contrast=1.8)),
+        ("color_twist", "`fn.color_twist(hue=30, saturation=1.4, contrast=1.2, brightness=0.9)`",
+         lambda x: color.color_twist(x, hue=30.0, saturation=1.4, contrast=1.2, brightness=0.9)),
+        ("hsv", "`fn.hsv(hue=-30, saturation=0.6, value=1.2)`", lambda x: color.hsv(x, hue=-30.0, saturation=0.6, value=1.2)),
+        ("color_twist_random", "`fn.color_twist(hue=fn.random.uniform(range=[-45, 45]))` (seeded)",
+         lambda x: color.color_twist(x, hue=fn.random.uniform(range=[-45.0, 45.0]))),
+        ("gray", "`fn.color_space_conversion(image_type=RGB, output_type=GRAY)`",
+         lambda x: color.color_space_conversion(x, image_type="rgb", output_type="gray")),
+        ("bgr", "`fn.color_space_conversion(image_type=RGB, output_type=BGR)` (shown as if RGB)",
+         lambda x: color.color_space_conversion(x, image_type="rgb", output_type="bgr")),
+        ("ycbcr", "`fn.color_space_conversion(image_type=RGB, output_type=YCbCr)` (Y, Cb, Cr shown as R, G, B)",
+         lambda x: color.color_space_conversion(x, image_type="rgb", output_type="ycbcr")),
+        ("normalize", "`fn.normalize(axis_names=\"HW\")` (float, rescaled for display)",
+         lambda x: misc.normalize(x, axis_names="HW")),
+        ("flip", "`fn.flip(horizontal=1)`", lambda x: fn.flip(x, horizontal=1)),
+    ]
+    geometry = [
+        ("rotate_30", "`fn.rotate(angle=30, fill_value=0)`", "rotate", dict(angle=30.0, fill_value=0)),
+        ("rotate_30_keep", "`fn.rotate(angle=30, keep_size=True)`", "rotate", dict(angle=30.0, keep_size=True, fill_value=0)),
+        ("random_resized_crop", "`fn.random_resized_crop(size=(160, 160))` (seeded)", "random_resized_crop",
+         dict(size=(160, 160))),
+    ]
+    for stem, caption, op_name, kwargs in geometry:
+        op = _geometry(op_name)
+        if op is not None:
+            items.append((stem, caption, lambda x, op=op, kwargs=kwargs: op(x, **kwargs)))
+    return items
+
+
+def run_all(image: np.ndarray, items: list[tuple[str, str, Callable[[Any], Any]]]) -> list[np.ndarray]:
+    @sf.pipeline_def(batch_size=1, num_threads=1, seed=7)
+    def pipe():
+        x = fn.external_source([[image]])
+        return tuple(build(x) for _, _, build in items)
+
+    with pipe() as p:
+        return [np.asarray(t.at(0)) for t in p.run()]
+
+
+def main() -> None:
+    from PIL import Image
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--photo", type=Path, default=DEFAULT_PHOTO)
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "gallery")
+    parser.add_argument("--width", type=int, default=256)
+    args = parser.parse_args()
+
+    with Image.open(args.photo) as im:
+        im = im.convert("RGB")
+        height = round(im.height * args.width / im.width)
+        im = im.resize((args.width, height), Image.Resampling.LANCZOS)
+    image = np.asarray(im)
+    args.out.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(image).save(args.out / "original.png", optimize=True)
+
+    items = augmentations()
+    outputs = run_all(image, items)
+    rows = []
+    for (stem, caption, _), out in zip(items, outputs):
+        Image.fromarray(to_display(out)).save(args.out / f"{stem}.png", optimize=True)
+        rows.append(f"| {caption} | ![{stem}]({stem}.png) |")
+
+    try:
+        photo_name = args.photo.resolve().relative_to(ROOT)
+    except ValueError:
+        photo_name = args.photo.name
+    page = [
+        "# Augmentation gallery",
+        "",
+        f"What each operator does to a real photo (`{photo_name}`, reduced to {args.width} px wide; "
+        "credits in `streamflow/demo/ATTRIBUTION.md`). Made by `python examples/gallery.py`; "
+        "every picture is the output of a streamflow pipeline (CPU), seed 7.",
+        "",
+        "| original |",
+        "|---|",
+        "| ![original](original.png) |",
+        "",
+        "| operator | after |",
+        "|---|---|",
+        *rows,
+        "",
+    ]
+    (args.out / "README.md").write_text("\n".join(page))
+    total = sum(f.stat().st_size for f in args.out.glob("*.png"))
+    print(f"wrote {len(rows) + 1} pictures ({total / 1e6:.2f} MB) and README.md to {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,218 @@
+"""``cast`` and ``normalize``: element-type conversion and mean/stddev normalization.
+
+Both follow DALI 2.4's CPU operators (measured, see ``docs/operators_color.md``):
+
+* ``cast``: float to integer rounds half away from zero and saturates to the
+  type's range (``-1.5 -> -2``, ``2.5 -> 3``, ``300 -> 255`` for uint8); NaN
+  becomes 0; other conversions are numpy casts.
+* ``normalize``: ``out = scale * (in - mean) / sqrt(stddev**2 + epsilon) + shift``.
+  A mean or stddev that is not given is computed per sample over ``axes``
+  (default: all axes); a computed stddev is taken around the mean in use
+  (the given one, if given) with ``N - ddof`` in the divisor. A zero
+  ``sqrt(stddev**2 + epsilon)`` gives ``shift`` (DALI: a 0 inverse).
+  Computed in float64, then converted as ``cast`` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import PipelineDefinitionError, SampleError
+from ..types import DataType, parse_dtype
+from .base import Chunk, Operator
+from .color import convert_to
+
+__all__ = ["Cast", "Normalize", "cast_array"]
+
+
+def cast_array(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """DALI's ``Cast``: saturating, rounding half away from zero, NaN -> 0 for integer targets."""
+    values = np.asarray(values)
+    dtype = np.dtype(dtype)
+    if dtype.kind in "ui" and values.dtype.kind == "f":
+        values = np.nan_to_num(values.astype(np.float64), nan=0.0, posinf=np.inf, neginf=-np.inf)
+        return convert_to(values, dtype)
+    if dtype.kind in "ui" and values.dtype.kind in "ui":
+        info = np.iinfo(dtype)
+        return np.clip(values, max(info.min, np.iinfo(values.dtype).min), min(info.max, np.iinfo(values.dtype).max)).astype(dtype)
+    if dtype == np.bool_:
+        return values != 0
+    with np.errstate(over="ignore", invalid="ignore"):  # e.g. 70000 -> float16 inf, as DALI
+        return values.astype(dtype)
+
+
+def _parse_dtype(value: Any, what: str) -> np.dtype:
+    try:
+        return parse_dtype(value).numpy
+    except ValueError as e:
+        raise PipelineDefinitionError(f"{what}: {e}") from None
+
+
+class Cast(Operator):
+    """Convert samples to ``dtype`` (any shape)."""
+
+    name = "cast"
+
+    def __init__(self, dtype: Any, *, name: str | None = None) -> None:
+        super().__init__(name=name)
+        self.out_dtype = _parse_dtype(dtype, "cast: dtype")
+
+    def run(self, chunk: Chunk) -> list[list[Any]]:
+        out: list[Any] = []
+        for row, value in enumerate(chunk.inputs[0]):
+            arr = np.asarray(value)
+            if arr.dtype.kind not in "uifb":
+                chunk.fail(row, SampleError(f"cast: input must be numeric, got dtype {arr.dtype}"))
+                out.append(None)
+                continue
+            out.append(cast_array(arr, self.out_dtype))
+        return [out]
+
+
+def _axes_tuple(axes: int | Sequence[int] | None) -> tuple[int, ...] | None:
+    if axes is None:
+        return None
+    if isinstance(axes, (int, np.integer)):
+        return (int(axes),)
+    try:
+        return tuple(int(a) for a in axes)
+    except (TypeError, ValueError):
+        raise PipelineDefinitionError(f"normalize: axes must be an int or a list of ints, got {axes!r}") from None
+
+
+class Normalize(Operator):
+    """See the module docstring. ``mean`` and ``stddev`` may be per-sample tensors."""
+
+    name = "normalize"
+    per_sample_args = frozenset({"mean", "stddev"})
+
+    def __init__(
+        self,
+        *,
+        mean: Any = None,
+        stddev: Any = None,
+        axes: int | Sequence[int] | None = None,
+        axis_names: str | None = None,
+        layout: str = "",
+        scale: float = 1.0,
+        shift: float = 0.0,
+        epsilon: float = 0.0,
+        ddof: int = 0,
+        batch: bool = False,
+        mean_per_sample: bool = False,
+        stddev_per_sample: bool = False,
+        dtype: Any = DataType.FLOAT,
+        name: str | None = None,
+    ) -> None:
+        super().__init__(name=name)
+        if axes is not None and axis_names:
+            raise PipelineDefinitionError("normalize: give axes or axis_names, not both")
+        self.axes = _axes_tuple(axes)
+        self.axis_names = axis_names.upper() if axis_names else None
+        self.layout_hint = layout or ""
+        if self.axis_names and self.layout_hint:
+            self._axes_from_names(self.layout_hint, len(self.layout_hint))  # fail early on a bad name
+        self.mean = None if mean is None else np.asarray(mean, dtype=np.float64)
+        self.stddev = None if stddev is None else np.asarray(stddev, dtype=np.float64)
+        if self.stddev is not None and np.any(self.stddev < 0):
+            raise PipelineDefinitionError("normalize: stddev must not be negative")
+        self.has_mean = mean is not None or mean_per_sample
+        self.has_stddev = stddev is not None or stddev_per_sample
+        self.scale, self.shift = float(scale), float(shift)
+        self.epsilon = float(epsilon)
+        if self.epsilon < 0:
+            raise PipelineDefinitionError(f"normalize: epsilon must be >= 0, got {epsilon}")
+        self.ddof = int(ddof)
+        if self.ddof < 0:
+            raise PipelineDefinitionError(f"normalize: ddof must be >= 0, got {ddof}")
+        if batch and not (self.has_mean and self.has_stddev):
+            raise PipelineDefinitionError(
+                "normalize: batch=True (statistics over the whole batch) is not supported yet; "
+                "give mean and stddev, or use batch=False (per-sample statistics)"
+            )
+        self.out_dtype = _parse_dtype(dtype, "normalize: dtype")
+
+    def _axes_from_names(self, layout: str, ndim: int) -> tuple[int, ...]:
+        layout = layout.upper()
+        if len(layout) != ndim:
+            raise SampleError(f"normalize: axis_names={self.axis_names!r} needs the layout of the input; "
+                              f"layout {layout!r} does not match a {ndim}-d sample")
+        missing = [c for c in self.axis_names or "" if c not in layout]
+        if missing:
+            raise PipelineDefinitionError(
+                f"normalize: axis name(s) {missing} not in the input layout {layout!r}")
+        return tuple(layout.index(c) for c in self.axis_names or "")
+
+    def _reduced_axes(self, ndim: int) -> tuple[int, ...]:
+        if self.axis_names:
+            return self._axes_from_names(self.layout_hint, ndim)
+        if self.axes is None:
+            return tuple(range(ndim))
+        out = []
+        for a in self.axes:
+            if not -ndim <= a < ndim:
+                raise SampleError(f"normalize: axis {a} out of range for a {ndim}-d sample")
+            out.append(a % ndim)
+        return tuple(sorted(set(out)))
+
+    def run(self, chunk: Chunk) -> list[list[Any]]:
+        out: list[Any] = []
+        for row, value in enumerate(chunk.inputs[0]):
+            try:
+                out.append(self._one(chunk, row, np.asarray(value)))
+            except (SampleError, PipelineDefinitionError, ValueError) as e:
+                chunk.fail(row, e if isinstance(e, SampleError) else SampleError(str(e)))
+                out.append(None)
+        return [out]
+
+    def _one(self, chunk: Chunk, row: int, x: np.ndarray) -> np.ndarray:
+        if x.dtype.kind not in "uif":
+            raise SampleError(f"normalize: input must be numeric, got dtype {x.dtype}")
+        data = x.astype(np.float64)
+        mean = chunk.arg("mean", row, self.mean)
+        std = chunk.arg("stddev", row, self.stddev)
+        axes = self._reduced_axes(x.ndim)
+        if self.axes is None and not self.axis_names:
+            # DALI: without axes, the reduced axes are those where a given
+            # (non-scalar) mean/stddev has extent 1.
+            shaped = [np.asarray(v) for v in (mean, std) if v is not None and np.asarray(v).size > 1]
+            if shaped:
+                ref = shaped[0]
+                if ref.ndim != x.ndim:
+                    raise SampleError(f"normalize: mean/stddev of shape {ref.shape} does not fit a sample "
+                                      f"of shape {x.shape}; give axes or a tensor with {x.ndim} dimensions")
+                axes = tuple(i for i, e in enumerate(ref.shape) if e == 1)
+        if mean is None:
+            mean = data.mean(axis=axes, keepdims=True)
+        else:
+            mean = self._broadcastable(np.asarray(mean, dtype=np.float64), x.shape, axes, "mean")
+        if std is None:
+            n = int(np.prod([x.shape[a] for a in axes])) if axes else 1
+            ss = np.sum((data - mean) ** 2, axis=axes, keepdims=True)
+            var = ss / max(n - self.ddof, 1) if n - self.ddof > 0 else np.zeros_like(ss)
+        else:
+            std = self._broadcastable(np.asarray(std, dtype=np.float64), x.shape, axes, "stddev")
+            var = std * std
+        denom = np.sqrt(var + self.epsilon)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inv = np.where(denom > 0, 1.0 / np.where(denom > 0, denom, 1.0), 0.0)
+        return cast_array((data - mean) * (inv * self.scale) + self.shift, self.out_dtype)
+
+    @staticmethod
+    def _broadcastable(value: np.ndarray, shape: tuple[int, ...], axes: tuple[int, ...], what: str) -> np.ndarray:
+        if value.ndim == 0 or value.size == 1:
+            return value.reshape(())
+        if value.ndim != len(shape) or any(
+            v != (1 if i in axes else s) and not (v == 1) for i, (v, s) in enumerate(zip(value.shape, shape))
+        ):
+            raise SampleError(
+                f"normalize: {what} of shape {value.shape} does not fit a sample of shape {shape} "
+                f"(reduced axes {list(axes)} must have extent 1, the others the sample's extent)"
+            )
+        return value
+
+    def layout(self, index: int) -> str:
+        return self.layout_hint
