@@ -25,7 +25,7 @@ def test_ragged_batch() -> None:
     with pytest.raises(ValueError, match="ragged"):
         tl.as_tensor()
     with pytest.raises(AttributeError):
-        tl.__cuda_array_interface__
+        _ = tl.__cuda_array_interface__
 
 
 def test_host_batches_are_64_byte_aligned() -> None:
