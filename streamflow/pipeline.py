@@ -20,7 +20,8 @@ import secrets
 import threading
 import warnings
 import weakref
-from typing import Any, AsyncIterator, Callable, Coroutine, Iterator, Sequence, TypeVar
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
+from typing import Any, TypeVar
 
 from .errors import (
     DeviceUnavailableError,
@@ -38,7 +39,7 @@ from .runtime.stats import PipelineStats
 from .runtime.work import EndOfEpoch
 from .types import Device
 
-__all__ = ["Pipeline", "pipeline_def", "PipelineState", "CpuFallbackWarning"]
+__all__ = ["CpuFallbackWarning", "Pipeline", "PipelineState", "pipeline_def"]
 
 T = TypeVar("T")
 
@@ -207,7 +208,7 @@ class Pipeline:
                 for data in node.outputs:
                     data.device = Device.CPU
             return
-        index = 0 if self.device_id == "auto" else int(self.device_id)  # type: ignore[arg-type]
+        index = 0 if self.device_id == "auto" else int(self.device_id)
         if index >= available:
             raise DeviceUnavailableError(
                 f"the pipeline needs GPU {index} for {names}, but {available} usable GPU(s) were "
@@ -278,9 +279,9 @@ class Pipeline:
                         "pipe.iter() / pipe.run() block, and were called from a running event loop; "
                         "in async code use `async with pipe:` and `async for outputs in pipe`"
                     )
-                thread = LoopThread()
-                self._resources.loop_thread = thread
-                thread.call(self._start_here())
+                new_thread = LoopThread()
+                self._resources.loop_thread = new_thread
+                new_thread.call(self._start_here())
         engine = self._resources.engine
         assert engine is not None and engine.loop is not None
         thread = self._resources.loop_thread
@@ -315,11 +316,11 @@ class Pipeline:
         self._position = (item.epoch, item.batch_index + 1)
         return engine.to_batch(item)
 
-    async def __aenter__(self) -> "Pipeline":
+    async def __aenter__(self) -> Pipeline:
         await self._start_here()
         return self
 
-    async def __aexit__(self, *exc_info: Any) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
     def __aiter__(self) -> AsyncIterator[Batch]:
@@ -415,10 +416,10 @@ class Pipeline:
             closer.join()  # it has finished its work; this only reaps the thread
         self._state = PipelineState.CLOSED
 
-    def __enter__(self) -> "Pipeline":
+    def __enter__(self) -> Pipeline:
         return self
 
-    def __exit__(self, *exc_info: Any) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     # --- checkpoints ------------------------------------------------------
@@ -511,7 +512,7 @@ class Pipeline:
         )
 
 
-def _finish(work: Callable[[], None], done: "asyncio.Future[None]") -> None:
+def _finish(work: Callable[[], None], done: asyncio.Future[None]) -> None:
     """Run ``work`` on this thread, then resolve ``done`` on its loop."""
     try:
         work()
@@ -576,7 +577,7 @@ def pipeline_def(
     def decorate(definition: Callable[..., Any]) -> Callable[..., Pipeline]:
         @functools.wraps(definition)
         def create(*args: Any, **kwargs: Any) -> Pipeline:
-            settings = dict(defaults)
+            settings: dict[str, Any] = dict(defaults)
             for key in PIPELINE_ARGUMENTS:
                 if key in kwargs:
                     settings[key] = kwargs.pop(key)

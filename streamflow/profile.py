@@ -24,15 +24,16 @@ import os
 import runpy
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, TextIO
+from typing import Any, TextIO
 
 from .pipeline import Pipeline
 from .runtime import trace as _trace
 from .runtime.stats import PipelineStats, StageStats
 
-__all__ = ["ProfileReport", "profile", "load_pipeline", "find_bottleneck"]
+__all__ = ["ProfileReport", "find_bottleneck", "load_pipeline", "profile"]
 
 # Below this busy share nothing is saturated: the pipeline is latency-bound.
 SATURATED = 0.5
@@ -256,7 +257,7 @@ def profile(
     if warmup < 0:
         raise ValueError(f"warmup must be >= 0, got {warmup}")
     stream = (sys.stderr if progress is True else progress) or None
-    bar = _Progress(warmup + batches, stream)  # type: ignore[arg-type]
+    bar = _Progress(warmup + batches, stream)
     done = 0
     tracer = _trace.start() if trace is not None else None
     try:
@@ -357,7 +358,7 @@ def load_pipeline(script: str | os.PathLike[str], name: str | None = None, argv:
         return resolve(namespace["pipeline"], "pipeline")
     pipes = [k for k, v in namespace.items() if isinstance(v, Pipeline)]
     if len(pipes) == 1:
-        return namespace[pipes[0]]  # type: ignore[no-any-return]
+        return namespace[pipes[0]]
     raise SystemExit(
         f"streamflow profile: {path} must define a function pipeline() that returns a Pipeline "
         f"(or pass --pipeline-name NAME); Pipeline objects found: {pipes or 'none'}"

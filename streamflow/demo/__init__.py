@@ -10,7 +10,7 @@ from typing import TextIO
 from .. import fn, types
 from ..pipeline import Pipeline, pipeline_def
 
-__all__ = ["image_root", "demo_pipeline", "run_demo"]
+__all__ = ["demo_pipeline", "image_root", "run_demo"]
 
 IMAGENET_MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]
 IMAGENET_STD = [0.229 * 255, 0.224 * 255, 0.225 * 255]
@@ -21,7 +21,7 @@ def image_root() -> Path:
     return Path(__file__).parent / "images"
 
 
-def demo_pipeline(batch_size: int = 32, num_threads: int = 2, repeat: int = 64, device_id: object = None) -> Pipeline:
+def demo_pipeline(batch_size: int = 32, num_threads: int = 2, repeat: int = 64, device_id: int | str | None = None) -> Pipeline:
     """The standard training pipeline over the demo photos, each listed ``repeat`` times."""
     root = image_root()
     files = sorted(str(p) for p in root.rglob("*") if p.suffix.lower() in (".jpg", ".png"))

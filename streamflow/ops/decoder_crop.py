@@ -25,7 +25,8 @@ Windows:
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -35,7 +36,7 @@ from .crop import CropSpec, crop_window
 from .decoder import ImageDecode
 from .random_crop import RandomCropParams, sample_window
 
-__all__ = ["DecoderCrop", "ImageRandomCrop", "ImageCrop", "ImageSlice", "slice_window"]
+__all__ = ["DecoderCrop", "ImageCrop", "ImageRandomCrop", "ImageSlice", "slice_window"]
 
 Window = tuple[int, int, int, int]  # (y0, x0, h, w)
 
@@ -86,8 +87,8 @@ class DecoderCrop(ImageDecode):
                     failed[row] = result
                 else:
                     out[row] = result
-        for row, err in failed.items():
-            chunk.fail(row, err)
+        for row, failure in failed.items():
+            chunk.fail(row, failure)
         return [out]
 
 

@@ -29,7 +29,7 @@ class Flip(Operator):
         return 0, 1
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
-        out = []
+        out: list[Any] = []
         for row, image in enumerate(chunk.inputs[0]):
             if image.ndim not in (2, 3):
                 chunk.fail(row, SampleError(f"flip expects an HW or HWC image, got shape {image.shape}"))

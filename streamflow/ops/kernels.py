@@ -57,7 +57,7 @@ import numpy as np
 from ..types import InterpType, parse_interp
 
 try:
-    from .._native import _imgproc
+    from .._native import _imgproc  # type: ignore[attr-defined]
 except ImportError as exc:  # pragma: no cover - only when the extension is not built
     _imgproc = None
     _IMPORT_ERROR: ImportError | None = exc

@@ -196,6 +196,7 @@ def fit_rows(tl: Any, rows: int | None, filler: Any | None = None) -> Any:
     (of ``tl``, or of ``filler`` when ``tl`` is None).
     """
     source = tl if tl is not None else filler
+    assert source is not None, "pad_rows needs a batch or a filler"
     dense = _dense(source)
     have = len(source) if tl is not None else 0
     if rows is None:

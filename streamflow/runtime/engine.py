@@ -19,21 +19,21 @@ from typing import Any
 
 from ..errors import PipelineClosedError, PipelineError
 from ..graph import DataNode
+from . import nvtx as _nvtx
 from .channel import Channel, EndOfStream
 from .io_pool import IOPool, WorkerPool
 from .plan import ExecutionPlan, StageKind
 from .stages import ComputeStage, ErrorPolicy, SourceStage, StageContext, assemble_outputs
-from . import nvtx as _nvtx
 from .stats import PipelineStats, StageClock, StatsRecorder
 from .work import EndOfEpoch, StageFailure, Work
 
-__all__ = ["Engine", "Batch", "BATCHES_PER_STAGE"]
+__all__ = ["BATCHES_PER_STAGE", "Batch", "Engine"]
 
 # Batches a compute stage works on at once (see Engine._run_compute).
 BATCHES_PER_STAGE = 2
 
 
-class Batch(tuple):  # type: ignore[type-arg]
+class Batch(tuple):
     """The outputs of one batch (a tuple of ``TensorList``), with where it came from.
 
     Attributes:

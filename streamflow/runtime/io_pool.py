@@ -11,7 +11,8 @@ import asyncio
 import concurrent.futures
 import os
 import stat
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from ..errors import ReadError
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
-from typing import Any, Coroutine, TypeVar
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
 __all__ = ["LoopThread"]
 
@@ -28,7 +29,7 @@ class LoopThread:
         asyncio.set_event_loop(self.loop)
         self.loop.run_forever()
 
-    def submit(self, coro: Coroutine[Any, Any, T]) -> "concurrent.futures.Future[T]":
+    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         """Schedule ``coro`` on the loop; returns a thread-safe future."""
         return asyncio.run_coroutine_threadsafe(coro, self.loop)
 

@@ -30,12 +30,12 @@ import os
 import threading
 from typing import Any
 
-__all__ = ["NvtxBackend", "wanted", "backend", "ENV"]
+__all__ = ["ENV", "NvtxBackend", "backend", "wanted"]
 
 ENV = "STREAMFLOW_NVTX"
 
 _lock = threading.Lock()
-_backend: "NvtxBackend | None" = None
+_backend: NvtxBackend | None = None
 _resolved = False
 
 

@@ -13,8 +13,8 @@ forward, so an operator's stage is never earlier than its inputs' stages.
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from ..errors import PipelineDefinitionError
 from ..graph import DataNode, OpNode, topological_order
@@ -22,7 +22,7 @@ from ..ops.base import RandomKey, Source
 from ..ops.fused import fuse_graph
 from ..types import Device
 
-__all__ = ["StageKind", "StagePlan", "ExecutionPlan", "make_plan"]
+__all__ = ["ExecutionPlan", "StageKind", "StagePlan", "make_plan"]
 
 
 class StageKind(enum.IntEnum):

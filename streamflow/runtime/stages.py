@@ -12,8 +12,9 @@ stage, operator and file, or (``on_error="skip"``) counted and replaced.
 from __future__ import annotations
 
 import enum
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import Any
 
 import numpy as np
 
@@ -26,10 +27,7 @@ from .plan import ExecutionPlan, StageKind, StagePlan
 from .stats import SkippedSample, StatsRecorder
 from .work import Work
 
-if TYPE_CHECKING:
-    pass
-
-__all__ = ["ErrorPolicy", "StageContext", "SourceStage", "ComputeStage", "assemble_outputs"]
+__all__ = ["ComputeStage", "ErrorPolicy", "SourceStage", "StageContext", "assemble_outputs"]
 
 # A replacement sample that fails is itself replaced; past this many failures
 # in a row for one slot the data set is probably unreadable, so stop.
@@ -43,7 +41,7 @@ class ErrorPolicy(enum.Enum):
     SKIP = "skip"
 
     @classmethod
-    def parse(cls, value: "str | ErrorPolicy") -> "ErrorPolicy":
+    def parse(cls, value: str | ErrorPolicy) -> ErrorPolicy:
         if isinstance(value, ErrorPolicy):
             return value
         try:
@@ -182,7 +180,7 @@ class SourceStage(_Stage):
         if any(r is None for r in replacements):
             return None
         batches: list[SourceBatch] = replacements  # type: ignore[assignment]
-        work, failures = _join_source_batches(batches, self.plan.nodes)  # type: ignore[arg-type]
+        work, failures = _join_source_batches(batches, self.plan.nodes)
         work.epoch = epoch
         return await self._handle_failures(work, failures, attempt)
 

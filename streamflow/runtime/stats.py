@@ -46,13 +46,13 @@ from . import nvtx as _nvtx
 from . import trace as _trace
 
 __all__ = [
-    "QueueStats",
-    "StageStats",
     "OperatorStats",
-    "SkippedSample",
     "PipelineStats",
-    "StatsRecorder",
+    "QueueStats",
+    "SkippedSample",
     "StageClock",
+    "StageStats",
+    "StatsRecorder",
 ]
 
 _perf = time.perf_counter
@@ -264,7 +264,7 @@ class PipelineStats:
         """The stages followed by the consumer (when known)."""
         return self.stages + ((self.consumer,) if self.consumer is not None else ())
 
-    def since(self, earlier: "PipelineStats") -> "PipelineStats":
+    def since(self, earlier: PipelineStats) -> PipelineStats:
         """The activity between ``earlier`` (a snapshot of the same pipeline) and this one.
 
         Counters and times are differences; queue occupancy now and the
@@ -496,8 +496,7 @@ class StageClock:
         self._advance(now)
         self.in_progress += 1
         self._open_sum += now
-        if self.in_progress > self.max_in_progress:
-            self.max_in_progress = self.in_progress
+        self.max_in_progress = max(self.max_in_progress, self.in_progress)
         lanes = self._lanes
         try:
             lane = lanes.index(False)
@@ -587,8 +586,7 @@ class StageClock:
             self.queue_first = now
         self.queue_last = now
         self.queue_level = level
-        if level > self.queue_max:
-            self.queue_max = level
+        self.queue_max = max(self.queue_max, level)
         if put:
             self.queue_puts += 1
         tracer = _trace.ACTIVE
@@ -645,7 +643,7 @@ class StageClock:
         )
 
     # --- trace lanes --------------------------------------------------------------
-    def _lane_tid(self, tracer: "_trace.Tracer", lane: int) -> int:
+    def _lane_tid(self, tracer: _trace.Tracer, lane: int) -> int:
         """A virtual thread id per (pipeline, stage, lane); -1: input waits, -2: output waits."""
         if lane == -1:
             label, slot = f"{self.name} (wait input)", 8

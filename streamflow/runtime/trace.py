@@ -28,14 +28,15 @@ import json
 import os
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-__all__ = ["Tracer", "ACTIVE", "start", "stop", "recording", "active"]
+__all__ = ["ACTIVE", "Tracer", "active", "recording", "start", "stop"]
 
 #: The tracer recording now, or None (the engine checks this; keep it a plain global).
-ACTIVE: "Tracer | None" = None
+ACTIVE: Tracer | None = None
 
 # Virtual thread ids for stage lanes, above any Linux thread id (pid_max <= 2**22).
 _LANE_BASE = 1 << 23

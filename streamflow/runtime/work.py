@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from ..graph import DataNode
 
-__all__ = ["Work", "EndOfEpoch", "StageFailure"]
+__all__ = ["EndOfEpoch", "StageFailure", "Work"]
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ class Work:
     def __len__(self) -> int:
         return len(self.sample_ids)
 
-    def select(self, rows: Sequence[int]) -> "Work":
+    def select(self, rows: Sequence[int]) -> Work:
         """A new Work holding only ``rows`` (in that order)."""
         rows = list(rows)
         return Work(
@@ -64,7 +65,7 @@ class Work:
             dropped=list(self.dropped),
         )
 
-    def put_rows(self, positions: Sequence[int], other: "Work") -> None:
+    def put_rows(self, positions: Sequence[int], other: Work) -> None:
         """Insert ``other``'s rows so that they end up at ``positions`` (sorted)."""
         ids = list(self.sample_ids)
         for pos, row in sorted(zip(positions, range(len(other)))):
