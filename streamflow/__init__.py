@@ -41,10 +41,10 @@ __all__ = [
     "SampleInfo",
     "StreamflowError",
     "TensorList",
+    "__version__",
     "errors",
     "fn",
     "io",
     "pipeline_def",
     "types",
-    "__version__",
 ]

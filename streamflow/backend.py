@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-__all__ = ["gpu_count", "gpu_info", "gds_available"]
+__all__ = ["gds_available", "gpu_count", "gpu_info"]
 
 
 @functools.lru_cache(maxsize=1)

@@ -23,16 +23,16 @@ sample is replaced.
 from __future__ import annotations
 
 __all__ = [
-    "StreamflowError",
-    "PipelineDefinitionError",
+    "DecodeError",
     "DeviceUnavailableError",
     "MissingDependencyError",
-    "PipelineClosedError",
-    "SampleError",
-    "DecodeError",
-    "ReadError",
-    "PipelineError",
     "OverloadedError",
+    "PipelineClosedError",
+    "PipelineDefinitionError",
+    "PipelineError",
+    "ReadError",
+    "SampleError",
+    "StreamflowError",
 ]
 
 
@@ -73,7 +73,7 @@ class SampleError(StreamflowError):
         reason: what went wrong, in words.
     """
 
-    def __init__(self, reason: str, source: "str | None" = None) -> None:
+    def __init__(self, reason: str, source: str | None = None) -> None:
         self.reason = reason
         self.source = source
         where = f"{source}: " if source else ""
@@ -100,9 +100,9 @@ class PipelineError(StreamflowError, RuntimeError):
         self,
         message: str,
         *,
-        stage: "str | None" = None,
-        operator: "str | None" = None,
-        source: "str | None" = None,
+        stage: str | None = None,
+        operator: str | None = None,
+        source: str | None = None,
     ) -> None:
         super().__init__(message)
         self.stage = stage

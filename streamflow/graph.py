@@ -10,8 +10,9 @@ definition returns, so tracing needs no global state.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .errors import PipelineDefinitionError
 from .types import Device
@@ -34,15 +35,15 @@ class DataNode:
     it from the pipeline definition as an output.
     """
 
-    __slots__ = ("producer", "index", "device", "name")
+    __slots__ = ("device", "index", "name", "producer")
 
-    def __init__(self, producer: "OpNode", index: int, device: Device, name: str) -> None:
+    def __init__(self, producer: OpNode, index: int, device: Device, name: str) -> None:
         self.producer = producer
         self.index = index
         self.device = device
         self.name = name
 
-    def gpu(self) -> "DataNode":
+    def gpu(self) -> DataNode:
         """This data copied to the GPU (pinned host memory, copy stream)."""
         from .ops.transfer import CopyToGpu
 
@@ -50,7 +51,7 @@ class DataNode:
             return self
         return add_node(CopyToGpu(), [self])[0]
 
-    def cpu(self) -> "DataNode":
+    def cpu(self) -> DataNode:
         """This data on the host (only host data can be returned to the host in-graph)."""
         if self.device is Device.CPU:
             return self
@@ -74,7 +75,7 @@ class DataNode:
 class OpNode:
     """One operator instance in the graph, with its inputs and outputs."""
 
-    op: "Operator"
+    op: Operator
     inputs: tuple[DataNode, ...]
     arg_inputs: Mapping[str, DataNode]
     outputs: tuple[DataNode, ...] = field(default=())
@@ -88,7 +89,7 @@ class OpNode:
 
 
 def add_node(
-    op: "Operator",
+    op: Operator,
     inputs: Sequence[DataNode],
     arg_inputs: Mapping[str, DataNode] | None = None,
 ) -> tuple[DataNode, ...]:

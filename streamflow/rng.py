@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["RandomKey", "mix", "uniform", "sample_generator", "permutation_generator"]
+__all__ = ["RandomKey", "mix", "permutation_generator", "sample_generator", "uniform"]
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -15,7 +16,7 @@ def _array_module(x: Any) -> Any:
     """numpy for host arrays, cupy for device arrays (imported only if present)."""
     mod = type(x).__module__
     if mod.startswith("cupy"):
-        import cupy  # noqa: PLC0415 - optional dependency, only for device arrays
+        import cupy
 
         return cupy
     return np
@@ -34,7 +35,7 @@ class TensorList:
         device: where the data lives.
     """
 
-    __slots__ = ("_dense", "_samples", "layout", "device")
+    __slots__ = ("_dense", "_samples", "device", "layout")
 
     def __init__(self, data: Any, layout: str = "", device: Device = Device.CPU) -> None:
         self.layout = layout
@@ -47,7 +48,7 @@ class TensorList:
             self._samples = None
 
     @classmethod
-    def from_samples(cls, samples: Sequence[Any], layout: str = "", device: Device = Device.CPU) -> "TensorList":
+    def from_samples(cls, samples: Sequence[Any], layout: str = "", device: Device = Device.CPU) -> TensorList:
         """Build a batch, stacking the samples into one array when they agree in shape."""
         if samples and _uniform(samples):
             xp = _array_module(samples[0])
@@ -112,7 +113,7 @@ class TensorList:
         """The batch as one host numpy array (copied from the GPU if needed)."""
         return np.asarray(self.as_cpu().as_tensor())
 
-    def as_cpu(self) -> "TensorList":
+    def as_cpu(self) -> TensorList:
         """This batch on the host (itself when already there)."""
         if self.device is Device.CPU:
             return self

@@ -13,38 +13,38 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "BGR",
+    "BOOL",
+    "FLOAT",
+    "FLOAT16",
+    "FLOAT64",
+    "GRAY",
+    "INT8",
+    "INT16",
+    "INT32",
+    "INT64",
+    "INTERP_CUBIC",
+    "INTERP_GAUSSIAN",
+    "INTERP_LANCZOS3",
+    "INTERP_LINEAR",
+    "INTERP_NN",
+    "RGB",
+    "UINT8",
+    "UINT16",
     "DALIDataType",
+    "DALIImageType",
+    "DALIInterpType",
     "DataType",
     "Device",
     "ImageType",
     "InterpType",
-    "DALIImageType",
-    "DALIInterpType",
     "LastBatchPolicy",
     "OutOfBoundsPolicy",
-    "FLOAT",
-    "FLOAT16",
-    "FLOAT64",
-    "UINT8",
-    "INT8",
-    "UINT16",
-    "INT16",
-    "INT32",
-    "INT64",
-    "BOOL",
-    "RGB",
-    "BGR",
-    "GRAY",
     "YCbCr",
-    "INTERP_NN",
-    "INTERP_LINEAR",
-    "INTERP_CUBIC",
-    "INTERP_LANCZOS3",
-    "INTERP_GAUSSIAN",
     "parse_device",
     "parse_dtype",
-    "parse_interp",
     "parse_image_type",
+    "parse_interp",
 ]
 
 
@@ -73,7 +73,7 @@ class Device(enum.Enum):
     GPU = "gpu"
 
 
-def parse_device(value: "str | Device") -> Device:
+def parse_device(value: str | Device) -> Device:
     """Parse ``"cpu" | "mixed" | "gpu"`` (or a ``Device``) into a ``Device``."""
     return _parse_enum(Device, value, "device")
 
@@ -91,7 +91,7 @@ class ImageType(enum.Enum):
 DALIImageType = ImageType
 
 
-def parse_image_type(value: "str | ImageType") -> ImageType:
+def parse_image_type(value: str | ImageType) -> ImageType:
     """Parse ``"rgb" | "bgr" | "gray" | "ycbcr"`` into an ``ImageType``."""
     return _parse_enum(ImageType, value, "image type")
 
@@ -118,7 +118,7 @@ class DataType(enum.Enum):
         return np.dtype(self.value)
 
     @classmethod
-    def from_numpy(cls, dtype: Any) -> "DataType":
+    def from_numpy(cls, dtype: Any) -> DataType:
         """The ``DataType`` of a numpy dtype (or anything ``np.dtype`` accepts)."""
         name = np.dtype(dtype).name
         for member in cls:
@@ -161,7 +161,7 @@ class InterpType(enum.Enum):
 DALIInterpType = InterpType
 
 
-def parse_interp(value: "str | InterpType") -> InterpType:
+def parse_interp(value: str | InterpType) -> InterpType:
     """Parse ``"linear"``, ``"INTERP_LINEAR"`` or an ``InterpType``."""
     if isinstance(value, str) and not value.upper().startswith("INTERP_"):
         value = "INTERP_" + value

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..errors import PipelineDefinitionError
 from ..graph import DataNode, add_node, split_arguments
@@ -12,7 +13,7 @@ from ..ops.decoder_crop import ImageCrop, ImageRandomCrop, ImageSlice
 from ..ops.random_crop import RandomCropParams
 from ..types import Device, ImageType, parse_device, parse_image_type
 
-__all__ = ["image", "image_random_crop", "image_crop", "image_slice"]
+__all__ = ["image", "image_crop", "image_random_crop", "image_slice"]
 
 Number = float | int
 

@@ -6,7 +6,8 @@ Per-sample arguments (``DataNode``s) are accepted where DALI accepts them:
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..errors import PipelineDefinitionError
 from ..graph import DataNode, add_node, split_arguments
@@ -14,7 +15,7 @@ from ..ops.geometry import Rotate, Transpose, WarpAffine
 from ..ops.random_crop import RandomCropParams, RandomResizedCrop
 from ..types import DataType, Device, InterpType, parse_device
 
-__all__ = ["rotate", "warp_affine", "random_resized_crop", "transpose"]
+__all__ = ["random_resized_crop", "rotate", "transpose", "warp_affine"]
 
 Number = float | int
 

@@ -5,7 +5,8 @@ Every scalar argument may be a constant or a per-sample ``DataNode``.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..graph import DataNode, add_node, split_arguments
 from ..ops.crop import Crop, CropSpec
@@ -14,7 +15,7 @@ from ..ops.normalize import CropMirrorNormalize
 from ..ops.resize import Resize, ResizeSpec
 from ..types import DataType, Device, InterpType, OutOfBoundsPolicy, parse_device
 
-__all__ = ["resize", "crop", "flip", "crop_mirror_normalize"]
+__all__ = ["crop", "crop_mirror_normalize", "flip", "resize"]
 
 Number = float | int
 

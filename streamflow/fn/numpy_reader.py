@@ -6,8 +6,8 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import PipelineDefinitionError
 from ..distributed import resolve_shard
+from ..errors import PipelineDefinitionError
 from ..graph import DataNode, add_node, split_arguments
 from ..io.roi import RoiError, parse_out_of_bounds_policy, resolve_roi
 from ..ops.numpy_reader import NumpyReader, NumpyRegionRead, list_npy_files

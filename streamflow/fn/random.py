@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..graph import DataNode, add_node, split_arguments
 from ..ops.random_ops import Choice, CoinFlip, Normal, Uniform
 
-__all__ = ["uniform", "coin_flip", "normal", "choice"]
+__all__ = ["choice", "coin_flip", "normal", "uniform"]
 
 
 def uniform(
     *,
-    range: Sequence[float] | DataNode = (-1.0, 1.0),  # noqa: A002 - DALI's name
+    range: Sequence[float] | DataNode = (-1.0, 1.0),
     values: Sequence[float] | None = None,
     shape: int | Sequence[int] | None = None,
     name: str | None = None,

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..distributed import resolve_shard
 from ..graph import DataNode, add_node
 from ..ops.file_reader import DEFAULT_FILE_FILTERS, FileReader
 from ..ops.sharding import ShardSpec
-
 from .numpy_reader import numpy
 
 __all__ = ["file", "numpy"]

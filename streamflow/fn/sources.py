@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..graph import DataNode, add_node
+from ..graph import add_node
 from ..ops.external_source import ExternalSource
 
 __all__ = ["external_source"]

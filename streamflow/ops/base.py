@@ -15,8 +15,9 @@ Two kinds of operators:
 from __future__ import annotations
 
 import abc
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from ..graph import OpNode
     from ..runtime.io_pool import IOPool
 
-__all__ = ["Chunk", "Operator", "Source", "SourceBatch", "RandomKey", "EpochInfo"]
+__all__ = ["Chunk", "EpochInfo", "Operator", "RandomKey", "Source", "SourceBatch"]
 
 
 @dataclass
@@ -99,7 +100,7 @@ class Operator(abc.ABC):
     def is_source(self) -> bool:
         return isinstance(self, Source)
 
-    def check_inputs(self, node: "OpNode") -> None:
+    def check_inputs(self, node: OpNode) -> None:
         """Validate the inputs' devices and argument names at graph build time."""
         unknown = set(node.arg_inputs) - self.per_sample_args
         if unknown:
@@ -115,7 +116,7 @@ class Operator(abc.ABC):
                     f"use device='gpu' for {self.name}"
                 )
 
-    def run_on(self, device: Device) -> "Operator":
+    def run_on(self, device: Device) -> Operator:
         """Hook for ``device_id='auto'``: the operator to use when GPU ops fall back to CPU."""
         self.device = device
         return self
@@ -170,7 +171,7 @@ class Source(Operator):
         """Sizes of an epoch, when known (readers); ``None`` for open-ended sources."""
         return None
 
-    def prepare(self, batch_size: int, seed: int, io: "IOPool") -> None:
+    def prepare(self, batch_size: int, seed: int, io: IOPool) -> None:
         """Called once when the pipeline is built."""
 
     @abc.abstractmethod

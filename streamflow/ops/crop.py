@@ -11,8 +11,9 @@ trimmed to the image (``out_of_bounds_policy``).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -20,7 +21,7 @@ from ..errors import PipelineDefinitionError, SampleError
 from ..types import OutOfBoundsPolicy
 from .base import Chunk, Operator, float_seq
 
-__all__ = ["CropSpec", "Window", "crop_window", "Crop", "extract_window"]
+__all__ = ["Crop", "CropSpec", "Window", "crop_window", "extract_window"]
 
 Window = tuple[int, int, int, int]
 """(y0, x0, height, width) in pixels; y0/x0 may be negative when padding."""
@@ -56,7 +57,7 @@ class CropSpec:
         rounding: str = "round",
         out_of_bounds_policy: str | OutOfBoundsPolicy = "error",
         fill_values: Any = 0.0,
-    ) -> "CropSpec":
+    ) -> CropSpec:
         if crop is not None:
             if crop_h is not None or crop_w is not None:
                 raise PipelineDefinitionError(f"{op_name}: give crop=(h, w) or crop_h/crop_w, not both")

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import SampleError
 from ..graph import OpNode
 from .base import Chunk, Operator
 from .crop import Window
 from .normalize import CropMirrorNormalize
 from .resize import Resize
-from ..errors import SampleError
 
 __all__ = ["ResizeCropMirrorNormalize", "fuse_graph"]
 

@@ -37,7 +37,8 @@ keeps the centre on a pixel grid and the image sharp at small angles.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -46,13 +47,13 @@ from ..types import InterpType, parse_dtype, parse_interp
 from .base import Chunk, Operator
 
 __all__ = [
+    "Rotate",
+    "Transpose",
+    "WarpAffine",
     "rotated_canvas_size",
     "rotation_matrix",
     "source_coordinates",
     "warp_affine_image",
-    "Rotate",
-    "WarpAffine",
-    "Transpose",
 ]
 
 F32 = np.float32

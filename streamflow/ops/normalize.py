@@ -6,7 +6,8 @@ pass does all of it (the window, the mirror, the arithmetic, HWC->CHW).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -14,7 +15,7 @@ from ..errors import PipelineDefinitionError, SampleError
 from ..types import DataType, parse_dtype
 from . import kernels
 from .base import Chunk, Operator, float_seq
-from .crop import CropSpec, Crop, Window
+from .crop import Crop, CropSpec, Window
 
 __all__ = ["CropMirrorNormalize"]
 

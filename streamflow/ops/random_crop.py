@@ -29,8 +29,9 @@ the windows are distributed like DALI's, not equal to them).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -40,7 +41,7 @@ from ..types import InterpType, parse_dtype, parse_interp
 from . import kernels
 from .base import Chunk, Operator
 
-__all__ = ["RandomCropParams", "CropDraw", "draw_crop_window", "random_crop_key", "RandomResizedCrop"]
+__all__ = ["CropDraw", "RandomCropParams", "RandomResizedCrop", "draw_crop_window", "random_crop_key"]
 
 F32 = np.float32
 
@@ -99,7 +100,7 @@ class RandomCropParams:
     def from_args(
         cls, op_name: str, random_area: Any = (0.08, 1.0), random_aspect_ratio: Any = (3.0 / 4.0, 4.0 / 3.0),
         num_attempts: int = 10,
-    ) -> "RandomCropParams":
+    ) -> RandomCropParams:
         area = _range(random_area, op_name, "random_area", positive=True)
         if area[1] > 1.0:
             raise PipelineDefinitionError(f"{op_name}: random_area must lie in (0, 1], got {random_area!r}")

@@ -7,15 +7,16 @@ threads or the chunking of the batch.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from ..errors import PipelineDefinitionError
 from .. import rng
+from ..errors import PipelineDefinitionError
 from .base import Chunk, Operator
 
-__all__ = ["Uniform", "CoinFlip", "Normal", "Choice"]
+__all__ = ["Choice", "CoinFlip", "Normal", "Uniform"]
 
 
 def _shape(shape: int | Sequence[int] | None) -> tuple[int, ...]:
@@ -59,7 +60,7 @@ class Uniform(_RandomOp):
     per_sample_args = frozenset({"range"})
 
     def __init__(self, range: Sequence[float] = (-1.0, 1.0), values: Sequence[float] | None = None,
-                 shape: int | Sequence[int] | None = None, name: str | None = None) -> None:  # noqa: A002
+                 shape: int | Sequence[int] | None = None, name: str | None = None) -> None:
         super().__init__(shape, name)
         self.values = None if values is None else np.asarray(values, dtype=np.float32)
         if self.values is not None and self.values.size == 0:

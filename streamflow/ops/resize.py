@@ -12,8 +12,9 @@ the output, scaling both axes down when the aspect ratio is kept.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -22,7 +23,7 @@ from ..types import InterpType, parse_dtype, parse_interp
 from . import kernels
 from .base import Chunk, Operator
 
-__all__ = ["ResizeSpec", "output_size", "Resize"]
+__all__ = ["Resize", "ResizeSpec", "output_size"]
 
 MODES = ("default", "stretch", "not_larger", "not_smaller")
 
@@ -107,7 +108,7 @@ class ResizeSpec:
     roi_relative: bool = False
 
     @classmethod
-    def from_args(cls, **kw: Any) -> "ResizeSpec":
+    def from_args(cls, **kw: Any) -> ResizeSpec:
         mode = kw.get("mode", "default")
         if mode not in MODES:
             raise PipelineDefinitionError(f"resize: mode must be one of {MODES}, got {mode!r}")

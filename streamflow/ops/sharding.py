@@ -21,7 +21,7 @@ from ..errors import PipelineDefinitionError
 from ..rng import permutation_generator
 from .base import EpochInfo
 
-__all__ = ["ShardSpec", "shard_range", "EpochOrder"]
+__all__ = ["EpochOrder", "ShardSpec", "shard_range"]
 
 
 def shard_range(n: int, shard_id: int, num_shards: int) -> tuple[int, int]:
