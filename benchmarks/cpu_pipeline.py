@@ -342,7 +342,7 @@ def run_system(name: str, cfg: BenchConfig) -> dict[str, Any]:
         runner = FACTORIES[name](cfg)
     except SkipSystem as exc:
         return {**result, "status": "skipped", "reason": str(exc)}
-    except Exception as exc:  # noqa: BLE001 - reported in the table and JSON
+    except Exception as exc:
         return {**result, "status": "failed", "reason": f"build: {exc!r}",
                 "traceback": traceback.format_exc()}
     result["build_s"] = time.perf_counter() - start
@@ -352,7 +352,7 @@ def run_system(name: str, cfg: BenchConfig) -> dict[str, Any]:
         result["first_epoch_s"] = time.perf_counter() - start
         result["output"] = runner.output  # type: ignore[attr-defined]
         timing = _common.time_repeats(runner.epoch, cfg.repeats, cfg.warmup_epochs - 1)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return {**result, "status": "failed", "reason": repr(exc),
                 "traceback": traceback.format_exc()}
     finally:

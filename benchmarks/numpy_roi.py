@@ -88,7 +88,7 @@ def build_array(folder: Path, size_mib: int) -> Path:
             h = read_npy_header(path)
             if h.shape == shape and h.dtype == np.dtype("<f4") and not h.fortran_order:
                 return path
-        except Exception:  # noqa: BLE001 - rebuilt below
+        except Exception:
             pass
     folder.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
@@ -236,7 +236,7 @@ def gpu_status() -> tuple[bool, str, dict[str, Any]]:
         return False, f"needs cupy and kvikio ({e.name} missing): pip install 'streamflow[gpu]'", {}
     try:
         count = cupy.cuda.runtime.getDeviceCount()
-    except Exception as e:  # noqa: BLE001 - no driver
+    except Exception as e:
         return False, f"no usable GPU ({type(e).__name__}: {e})", {}
     if count < 1:
         return False, "no GPU", {}
@@ -244,10 +244,10 @@ def gpu_status() -> tuple[bool, str, dict[str, Any]]:
                                "KVIKIO_COMPAT_MODE": os.environ.get("KVIKIO_COMPAT_MODE")}
     try:
         details["compat_mode"] = str(kvikio.defaults.compat_mode())
-    except Exception:  # noqa: BLE001 - API differs between versions
+    except Exception:
         try:
             details["compat_mode"] = str(kvikio.defaults.get("compat_mode"))
-        except Exception:  # noqa: BLE001
+        except Exception:
             details["compat_mode"] = None
     details["device"] = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
     return True, "", details

@@ -24,7 +24,6 @@ import argparse
 import json
 import shlex
 import sys
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 

@@ -79,7 +79,7 @@ class Server:
         if args.dispatch_when_idle:
             cmd.append("--dispatch-when-idle")
         self.cmd = cmd
-        self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self._log = open(log_path, "wb")
         env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
         self.proc = subprocess.Popen(cmd, cwd=REPO, stdout=self._log, stderr=subprocess.STDOUT, env=env)
         self.url = f"http://{HOST}:{self.port}"
@@ -137,7 +137,7 @@ async def run_level(session: Any, url: str, images: list[bytes], concurrency: in
                 async with session.post(url + "/predict", data=data) as r:
                     body = await r.read()
                     status = str(r.status)
-            except Exception as e:  # noqa: BLE001 - counted, the level goes on
+            except Exception as e:
                 status, body = type(e).__name__, b""
             took = time.perf_counter() - began
             statuses[status] = statuses.get(status, 0) + 1
@@ -182,20 +182,23 @@ async def run_mode(name: str, max_batch_size: int, images: list[bytes], args: ar
             await run_level(session, server.url, images, min(8, max(args.levels)), args.warmup, 30)
             for c in args.levels:
                 before = await _server_stats(session, server.url)
+                load_before = os.getloadavg()[0]
                 n = max(args.requests, 4 * c)
                 level = await run_level(session, server.url, images, c, n, args.level_seconds)
                 after = await _server_stats(session, server.url)
                 level["server"] = _server_delta(before, after)
+                # 1-minute load average: > ~2.5 on 2 cores means other jobs shared the machine.
+                level["loadavg_1min"] = [load_before, os.getloadavg()[0]]
                 result["levels"].append(level)
                 print(
                     f"  {name:>9} c={c:<4} {level['req_per_s']:8.1f} req/s  p50 {level['latency_ms']['p50']:7.1f}"
                     f"  p95 {level['latency_ms']['p95']:7.1f}  p99 {level['latency_ms']['p99']:7.1f} ms"
-                    f"  batch {level['batch_size_mean']:5.1f}  {level['statuses']}",
+                    f"  batch {level['batch_size_mean']:5.1f}  load {level['loadavg_1min'][1]:.1f}  {level['statuses']}",
                     flush=True,
                 )
             result["server_stats"] = await _server_stats(session, server.url)
         result["status"] = "ok"
-    except Exception as e:  # noqa: BLE001 - reported in the JSON and the exit code
+    except Exception as e:
         result["status"] = "failed"
         result["reason"] = f"{type(e).__name__}: {e}"
         result["server_log"] = server.log_tail()

@@ -11,8 +11,9 @@ this version of streamflow has them. Needs Pillow (to read and write PNGs).
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

@@ -149,7 +149,7 @@ def make_app(args: argparse.Namespace):
             return web.json_response({"error": str(e)}, status=400)
         except (OverloadedError, PipelineClosedError) as e:
             return web.json_response({"error": str(e)}, status=503, headers={"Retry-After": "1"})
-        except Exception as e:  # noqa: BLE001 - reported to the client, server goes on
+        except Exception as e:
             return web.json_response({"error": f"{type(e).__name__}: {e}"}, status=500)
         return web.json_response(
             {

@@ -17,11 +17,11 @@ def gpu_count() -> int:
     """Number of CUDA devices cupy can use (0 without cupy, driver or GPU)."""
     try:
         import cupy
-    except Exception:  # noqa: BLE001 - any import failure means "no GPU"
+    except Exception:
         return 0
     try:
         return int(cupy.cuda.runtime.getDeviceCount())
-    except Exception:  # noqa: BLE001 - no driver / no device
+    except Exception:
         return 0
 
 
@@ -59,13 +59,13 @@ def gds_available() -> tuple[bool, str]:
     try:
         import kvikio
         import kvikio.defaults
-    except Exception as exc:  # noqa: BLE001 - any import failure
+    except Exception as exc:
         return False, f"kvikio not installed ({type(exc).__name__})"
     if gpu_count() == 0:
         return False, "no GPU / CUDA driver"
     try:
         compat = kvikio.defaults.is_compat_mode_preferred()
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return False, f"kvikio cannot query cuFile: {exc}"
     if compat:
         return False, "kvikio runs in compat mode (POSIX reads, no cuFile)"

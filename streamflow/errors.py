@@ -22,6 +22,8 @@ sample is replaced.
 
 from __future__ import annotations
 
+import os
+
 __all__ = [
     "DecodeError",
     "DeviceUnavailableError",
@@ -34,6 +36,16 @@ __all__ = [
     "SampleError",
     "StreamflowError",
 ]
+
+
+def display_source(source: str) -> str:
+    """``source`` made printable: undecodable bytes of a file name (kept by Python as
+    lone surrogates) are shown as ``\\xff`` escapes instead of breaking ``print``."""
+    try:
+        source.encode("utf-8")
+        return source
+    except UnicodeEncodeError:
+        return os.fsencode(source).decode("utf-8", "backslashreplace")
 
 
 class StreamflowError(Exception):
@@ -76,7 +88,7 @@ class SampleError(StreamflowError):
     def __init__(self, reason: str, source: str | None = None) -> None:
         self.reason = reason
         self.source = source
-        where = f"{source}: " if source else ""
+        where = f"{display_source(source)}: " if source else ""
         super().__init__(f"{where}{reason}")
 
 

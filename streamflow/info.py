@@ -18,7 +18,7 @@ PACKAGES = ("numpy", "aiofiles", "nvidia.nvimgcodec", "cupy", "kvikio", "torch",
 def _version(module: str) -> str:
     try:
         mod = importlib.import_module(module)
-    except Exception:  # noqa: BLE001 - "not installed" whatever the reason
+    except Exception:
         return "not installed"
     return str(getattr(mod, "__version__", "installed"))
 

@@ -12,6 +12,7 @@ The engine runs on an asyncio loop: the caller's loop for ``async with`` /
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import enum
 import functools
 import json
@@ -92,7 +93,7 @@ class _Resources:
             if loop is not None and loop.is_running() and not loop.is_closed():
                 try:
                     asyncio.run_coroutine_threadsafe(engine.aclose(), loop).result()
-                except Exception:  # noqa: BLE001 - best effort, e.g. at interpreter exit
+                except Exception:
                     engine.release_threads()
             else:  # the loop is gone (asyncio.run returned): only the threads remain
                 engine.release_threads()
@@ -160,6 +161,7 @@ class Pipeline:
         self._epoch_open = False
         self._resume_at = (0, 0)
         self._position = (0, 0)  # (epoch, next batch) the consumer will receive next
+        self._interrupted: concurrent.futures.Future[Batch | None] | None = None
         self._resources = _Resources()
         self._finalizer = weakref.finalize(self, self._resources.release)
         if checkpoint is not None:
@@ -264,8 +266,8 @@ class Pipeline:
             return await make()
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(make(), engine.loop))  # type: ignore[arg-type]
 
-    def _on_engine_loop_sync(self, make: Callable[[], Coroutine[Any, Any, T]]) -> T:
-        """Run ``make()`` on the engine's loop from synchronous code, and wait."""
+    def _submit_sync(self, make: Callable[[], Coroutine[Any, Any, T]]) -> concurrent.futures.Future[T]:
+        """Schedule ``make()`` on the engine's loop from synchronous code (starting it if needed)."""
         self._check_usable()
         with self._lock:
             if self._resources.engine is None:
@@ -285,18 +287,42 @@ class Pipeline:
         engine = self._resources.engine
         assert engine is not None and engine.loop is not None
         thread = self._resources.loop_thread
-        if thread is not None and thread.loop is engine.loop:
-            return thread.call(make())
+        if thread is None or thread.loop is not engine.loop:
+            try:
+                running = asyncio.get_running_loop()
+            except RuntimeError:
+                running = None
+            if running is engine.loop:
+                raise RuntimeError(
+                    "pipe.iter() / pipe.run() were called inside the event loop that runs the pipeline; "
+                    "use `async for outputs in pipe` there"
+                )
+        return asyncio.run_coroutine_threadsafe(make(), engine.loop)
+
+    def _on_engine_loop_sync(self, make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+        """Run ``make()`` on the engine's loop and wait; an interrupt cancels it."""
+        future = self._submit_sync(make)
         try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is engine.loop:
-            raise RuntimeError(
-                "pipe.iter() / pipe.run() were called inside the event loop that runs the pipeline; "
-                "use `async for outputs in pipe` there"
-            )
-        return asyncio.run_coroutine_threadsafe(make(), engine.loop).result()
+            return future.result()
+        except BaseException:
+            future.cancel()
+            raise
+
+    def _next_batch_sync(self) -> Batch | None:
+        """The next batch (None at the end of the epoch), from synchronous code.
+
+        If the caller is interrupted (Ctrl-C) while waiting, the request is
+        kept, not cancelled: the batch it brings is returned by the next call,
+        so an interrupt never loses a batch.
+        """
+        future, self._interrupted = self._interrupted, None
+        if future is None:
+            future = self._submit_sync(self._next_in_epoch)
+        try:
+            return future.result()
+        except KeyboardInterrupt:
+            self._interrupted = future
+            raise
 
     # --- consuming --------------------------------------------------------
     async def _next_in_epoch(self) -> Batch | None:
@@ -336,7 +362,7 @@ class Pipeline:
     def iter(self) -> Iterator[Batch]:
         """Iterate one epoch from synchronous code (the engine runs on a background loop)."""
         while True:
-            batch = self._on_engine_loop_sync(self._next_in_epoch)
+            batch = self._next_batch_sync()
             if batch is None:
                 return
             yield batch
@@ -350,7 +376,7 @@ class Pipeline:
         Raises:
             StopIteration: the epoch has ended; the next call starts the next epoch.
         """
-        batch = self._on_engine_loop_sync(self._next_in_epoch)
+        batch = self._next_batch_sync()
         if batch is None:
             raise StopIteration("end of epoch; call run() again for the next epoch")
         return batch
@@ -370,6 +396,9 @@ class Pipeline:
         """Skip what is left of the current epoch; the next iteration starts a new one."""
         if self._resources.engine is None:
             return
+        pending, self._interrupted = self._interrupted, None
+        if pending is not None:  # a batch requested before a Ctrl-C: part of what is skipped
+            pending.result()
         self._on_engine_loop_sync(self._skip_rest_of_epoch)
 
     async def areset(self) -> None:
@@ -583,6 +612,7 @@ def pipeline_def(
                     settings[key] = kwargs.pop(key)
             return Pipeline(**settings, definition=definition, args=args, kwargs=kwargs)
 
+        create.__pipeline_def__ = True  # type: ignore[attr-defined]  # lets tools recognise it
         return create
 
     return decorate(fn) if fn is not None else decorate

@@ -173,7 +173,7 @@ def _check_input(value: Any, index: int) -> None:
         return
     try:
         ok = np.asarray(value).dtype != object
-    except Exception:  # noqa: BLE001 - not array-like at all
+    except Exception:  # not array-like at all
         ok = False
     if not ok:
         raise TypeError(
@@ -187,7 +187,7 @@ def _request_error(req: _Request, err: BaseException) -> BaseException:
     cls = type(err) if isinstance(err, SampleError) else SampleError
     try:
         out: BaseException = cls(reason, f"request {req.id}")
-    except Exception:  # noqa: BLE001 - a subclass with another constructor
+    except Exception:  # a subclass with another constructor
         out = SampleError(reason, f"request {req.id}")
     out.__cause__ = err
     return out
@@ -330,7 +330,7 @@ class DynamicBatcher:
             self._consumer = loop.create_task(self._consume(), name="streamflow:serve")
         return self
 
-    async def __aenter__(self) -> DynamicBatcher:  # noqa: PYI034 - start() returns self
+    async def __aenter__(self) -> DynamicBatcher:
         return await self.start()
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -549,7 +549,7 @@ class DynamicBatcher:
                 return  # drained: the source ended the epoch
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:  # noqa: BLE001 - the pipeline failed; answer and rebuild
+            except Exception as exc:  # the pipeline failed: answer, rebuild
                 if self._closed and not self._draining:
                     return
                 await self._recover(gen, exc)
@@ -559,7 +559,7 @@ class DynamicBatcher:
                 await self._deliver(batch, reqs)
             except asyncio.CancelledError:
                 raise  # aclose() answers the requests still in gen.inflight
-            except Exception as exc:  # noqa: BLE001 - a bug here must not strand requests
+            except Exception as exc:  # a bug here must not strand requests
                 for req in reqs:
                     self._fail(req, PipelineError(f"internal error while answering: {type(exc).__name__}: {exc}"))
             gen.inflight.pop(batch.batch_index, None)
@@ -599,7 +599,7 @@ class DynamicBatcher:
                 )
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # noqa: BLE001 - the batch's requests get the error
+        except Exception as exc:  # the batch's requests get the error
             self._post_time += time.perf_counter() - began
             for _, req in live:
                 err = PipelineError(f"postprocess failed: {type(exc).__name__}: {exc}", stage="postprocess")
@@ -644,7 +644,7 @@ class DynamicBatcher:
         found: dict[tuple[int, int], str] = {}
         try:
             skipped = gen.pipe.stats().skipped
-        except Exception:  # noqa: BLE001 - a best-effort diagnosis
+        except Exception:  # a best-effort diagnosis
             return found
         for sample in skipped:
             match = _SERVE_SOURCE.match(sample.source or "")

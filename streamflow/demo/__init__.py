@@ -58,7 +58,7 @@ def run_demo(epochs: int = 2, batch_size: int = 32, num_threads: int = 2, out: T
     with pipe:
         for epoch in range(epochs):
             done, began = 0, time.perf_counter()
-            for images, labels in pipe.iter():
+            for images, _labels in pipe.iter():
                 done += len(images)
                 rate = done / (time.perf_counter() - began)
                 _bar(done, total, rate, out)

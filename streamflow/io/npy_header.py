@@ -184,7 +184,7 @@ def parse_npy_header(prefix: bytes, source: str, file_size: int) -> NpyHeader:
     try:
         text = raw.decode(encoding)
     except UnicodeDecodeError as e:
-        raise _fail(source, f"header is not valid {encoding} text ({e.reason} at byte {e.start})")
+        raise _fail(source, f"header is not valid {encoding} text ({e.reason} at byte {e.start})") from None
     descr_node, fortran_node, shape_node = _parse_dict(text, source)
     dtype = _parse_descr(descr_node, text, source)
     fortran_order = _parse_fortran(fortran_node, source)
@@ -236,7 +236,7 @@ def _parse_dict(text: str, source: str) -> tuple[ast.expr, ast.expr, ast.expr]:
     try:
         tree = ast.parse(stripped, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as e:
-        raise _fail(source, f"header dict does not parse ({type(e).__name__}); {expected}")
+        raise _fail(source, f"header dict does not parse ({type(e).__name__}); {expected}") from None
     node = tree.body
     if not isinstance(node, ast.Dict):
         raise _fail(source, f"header is not a dict literal; {expected}")
@@ -296,7 +296,7 @@ def _parse_descr(node: ast.expr, text: str, source: str) -> np.dtype:
             source,
             f"descr {descr!r} is not a {size}-byte {_KIND_NAMES[kind]} type numpy knows; "
             f"expected {_EXPECTED_DESCR}",
-        )
+        ) from None
     if dtype.kind != kind or dtype.itemsize != size or dtype.fields is not None:
         raise _fail(source, f"descr {descr!r} is inconsistent; expected {_EXPECTED_DESCR}")
     return dtype

@@ -281,7 +281,7 @@ def resolve_roi(
         try:
             axes_in = [operator.index(a) for a in raw_axes]
         except TypeError:
-            raise PipelineDefinitionError(f"roi_axes must hold ints, got {roi_axes!r}")
+            raise PipelineDefinitionError(f"roi_axes must hold ints, got {roi_axes!r}") from None
         if nvals != len(axes_in):
             raise PipelineDefinitionError(
                 f"roi_axes={tuple(axes_in)} names {len(axes_in)} axes but the ROI arguments "
@@ -394,7 +394,7 @@ def roi_from_slices(
             lo = 0 if s.start is None else operator.index(s.start)
             hi = shape[d] if s.stop is None else operator.index(s.stop)
         except TypeError:
-            raise PipelineDefinitionError(f"ROI slices need int bounds, got {s!r}")
+            raise PipelineDefinitionError(f"ROI slices need int bounds, got {s!r}") from None
         start.append(lo)
         end.append(hi)
         axes.append(d)

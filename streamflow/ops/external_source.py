@@ -15,12 +15,13 @@ the epoch never ends.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import PipelineDefinitionError, PipelineError
+from ..errors import PipelineDefinitionError, PipelineError, SampleError
 from ..types import parse_dtype
 from .base import Source, SourceBatch
 
@@ -58,16 +59,14 @@ def _to_sample(value: Any, dtype: np.dtype | None, where: str) -> Any:
     elif type(value).__module__.startswith("cupy"):
         arr = value
     else:
-        arr = np.asarray(value)
+        try:
+            arr = np.asarray(value)
+        except (TypeError, ValueError):  # e.g. ragged nested lists
+            arr = np.empty(0, dtype=object)
         if arr.dtype == object:
-            raise PipelineError(
-                f"{where}: a sample must be an array, bytes or a number, got {type(value).__name__}",
-                operator="external_source",
-            )
+            raise SampleError(f"a sample must be an array, bytes or a number, got {type(value).__name__}", where)
     if dtype is not None and arr.dtype != dtype:
-        raise PipelineError(
-            f"{where}: expected dtype {dtype.name}, got {arr.dtype}", operator="external_source"
-        )
+        raise SampleError(f"expected dtype {dtype.name}, got {arr.dtype}", where)
     return arr
 
 
@@ -116,7 +115,7 @@ class ExternalSource(Source):
         self._batch_size = 1
         self._ended_epoch: int | None = None
 
-    def prepare(self, batch_size: int, seed: int, io: "IOPool") -> None:
+    def prepare(self, batch_size: int, seed: int, io: IOPool) -> None:
         self._batch_size = batch_size
         self._io = io
 
@@ -194,20 +193,30 @@ class ExternalSource(Source):
             return None
         first_id = batch_index * self._batch_size
         outputs: list[list[Any]] = [[] for _ in range(self.num_outputs)]
+        failures: dict[int, SampleError] = {}
+
+        def convert(value: Any, row: int, where: str) -> Any:
+            # A sample of the wrong kind fails only its row (on_error decides what then).
+            try:
+                return _to_sample(value, self.dtype, where)
+            except SampleError as err:
+                failures.setdefault(row, err)
+                return None
+
         try:
             if self.batch:
-                info = BatchInfo(batch_index, epoch) if self.batch_info else None
+                batch_info = BatchInfo(batch_index, epoch) if self.batch_info else None
                 where = f"{self._label()} batch {batch_index} of epoch {epoch}"
-                item = await self._pull_checked(info)
+                item = await self._pull_checked(batch_info)
                 for k, column in enumerate(self._split_outputs(item, where)):
-                    outputs[k] = [_to_sample(s, self.dtype, where) for s in column]
+                    outputs[k] = [convert(s, row, f"{where}, sample {row}") for row, s in enumerate(column)]
             else:
                 for j in range(self._batch_size):
                     info = SampleInfo(first_id + j, j, batch_index, epoch) if self._is_callable else None
                     where = f"{self._label()} sample {first_id + j} of epoch {epoch}"
                     item = await self._pull_checked(info)
                     for k, value in enumerate(self._split_outputs(item, where)):
-                        outputs[k].append(_to_sample(value, self.dtype, where))
+                        outputs[k].append(convert(value, j, where))
         except _EndOfData:
             self._ended_epoch = epoch
         n = len(outputs[0])
@@ -225,7 +234,7 @@ class ExternalSource(Source):
             )
         ids = np.arange(first_id, first_id + n, dtype=np.int64)
         sources: list[str | None] = [f"{self._label()}[epoch {epoch}, sample {i}]" for i in ids]
-        return SourceBatch(outputs=outputs, sample_ids=ids, sources=sources)
+        return SourceBatch(outputs=outputs, sample_ids=ids, sources=sources, failures=failures)
 
     async def read_replacement(self, epoch: int, sample_id: int, attempt: int) -> SourceBatch | None:
         # User data cannot be read twice: a failed sample is dropped, the batch shrinks.
@@ -239,7 +248,7 @@ class ExternalSource(Source):
         if callable(closer) and not inspect.iscoroutinefunction(closer):
             try:
                 closer()
-            except Exception:  # noqa: BLE001 - closing a user generator is best effort
+            except Exception:
                 pass
         self._iterator = None
 

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import PipelineDefinitionError, ReadError
 from .. import rng
-from .base import EpochInfo, Source, SourceBatch, RandomKey
+from ..errors import PipelineDefinitionError, ReadError, SampleError
+from .base import EpochInfo, RandomKey, Source, SourceBatch
 from .sharding import EpochOrder, ShardSpec
 
 if TYPE_CHECKING:
@@ -169,7 +170,7 @@ class FileReader(Source):
         self._io: IOPool | None = None
         self._batch_size = 1
 
-    def prepare(self, batch_size: int, seed: int, io: "IOPool") -> None:
+    def prepare(self, batch_size: int, seed: int, io: IOPool) -> None:
         self._batch_size = batch_size
         self._io = io
         self._order = EpochOrder(len(self.entries), self.shard, batch_size, self._seed if self._seed is not None else seed)
@@ -190,7 +191,7 @@ class FileReader(Source):
         paths = [self.paths[i] for i in items]
         contents = await self._io.read_files(paths)
         data: list[Any] = []
-        failures = {}
+        failures: dict[int, SampleError] = {}
         for row, content in enumerate(contents):
             if isinstance(content, ReadError):
                 failures[row] = content

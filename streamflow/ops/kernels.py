@@ -102,7 +102,7 @@ def _as_hwc(src: np.ndarray, what: str, dtypes: Sequence[np.dtype]) -> tuple[np.
         The (possibly reshaped / copied) array and whether the input was 2-D.
     """
     if not isinstance(src, np.ndarray):
-        raise ValueError(f"{what} must be a numpy array, got {type(src).__name__}")  # noqa: TRY004
+        raise ValueError(f"{what} must be a numpy array, got {type(src).__name__}")
     if src.ndim not in (2, 3):
         raise ValueError(f"{what} must be HWC (3-D) or HW (2-D), got an array of shape {src.shape}")
     if src.dtype not in dtypes:

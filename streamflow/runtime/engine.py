@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import PipelineClosedError, PipelineError
@@ -51,6 +52,21 @@ class Batch(tuple):
     sources: list[str | None]
     sample_ids: Any
     dropped: list[tuple[int, Any]]
+
+
+def _forget(alive: set[asyncio.Task[Any]]) -> Callable[[asyncio.Task[Any]], None]:
+    """Done-callback: drop the task from ``alive`` and mark its exception as seen.
+
+    A batch task can fail after the stage stopped waiting for it (shutdown, an
+    earlier failure); its error was already reported or no longer matters.
+    """
+
+    def done(task: asyncio.Task[Any]) -> None:
+        alive.discard(task)
+        if not task.cancelled():
+            task.exception()
+
+    return done
 
 
 def _needed_after(plan: ExecutionPlan) -> list[set[DataNode]]:
@@ -185,7 +201,7 @@ class Engine:
             raise
         except EndOfStream:
             pass
-        except BaseException as exc:  # noqa: BLE001 - forwarded to the consumer
+        except BaseException as exc:
             self._times[index].errors += 1  # instrumentation (issue 9)
             try:
                 await self.channels[index].put(StageFailure(self._as_pipeline_error(index, exc)))
@@ -258,7 +274,7 @@ class Engine:
                 self._times[index - 1].queue_changed(len(source))  # instrumentation
                 task = asyncio.create_task(handle(item))
                 alive.add(task)
-                task.add_done_callback(alive.discard)
+                task.add_done_callback(_forget(alive))
                 await started.put(task)
 
         starter = asyncio.create_task(start_batches())
@@ -275,7 +291,7 @@ class Engine:
                     item = await current
                 except asyncio.CancelledError:
                     raise
-                except Exception as exc:  # noqa: BLE001 - sent downstream in batch order
+                except Exception as exc:
                     times.errors += 1  # instrumentation (issue 9)
                     item = StageFailure(self._as_pipeline_error(index, exc))
                 current = None

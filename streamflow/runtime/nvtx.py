@@ -76,7 +76,7 @@ def _start_end_provider() -> tuple[Any, Any] | None:
         try:
             nvtx = importlib.import_module("nvtx")
             return (lambda m: nvtx.start_range(message=m, domain="streamflow")), nvtx.end_range
-        except Exception:  # noqa: BLE001 - optional
+        except Exception:
             pass
     torch_nvtx = None
     import sys
@@ -98,7 +98,7 @@ def backend() -> NvtxBackend | None:
             try:
                 cupy_nvtx = importlib.import_module("cupy.cuda.nvtx")
                 _backend = NvtxBackend(cupy_nvtx, _start_end_provider())
-            except Exception:  # noqa: BLE001 - no cupy, or no CUDA: NVTX is a no-op
+            except Exception:
                 _backend = None
             _resolved = True
     return _backend

@@ -127,7 +127,10 @@ class _Stage:
             node, err = failures[row]
             raise sample_failure(self.label, node, err)
         for row, (node, err) in sorted(failures.items()):
-            self.ctx.stats.add_skip(SkippedSample(err.source, self.label, node.name, err.reason))
+            self.ctx.stats.add_skip(SkippedSample(
+                err.source, self.label, node.name, err.reason,
+                sample_id=int(work.sample_ids[row]), epoch=work.epoch, batch_index=work.batch_index,
+            ))
         failed = sorted(failures)
         kept = work.select([r for r in range(len(work)) if r not in failures])
         kept.epoch, kept.batch_index = work.epoch, work.batch_index
@@ -206,7 +209,7 @@ class ComputeStage(_Stage):
             *(self.ctx.workers.call(self._run_chain, work, bounds[i], bounds[i + 1]) for i in range(parts))
         )
         failures: dict[int, tuple[OpNode, SampleError]] = {}
-        for i, (values, chunk_failures) in enumerate(results):
+        for values, chunk_failures in results:
             failures.update(chunk_failures)
             for key, column in values.items():
                 work.values.setdefault(key, []).extend(column)
@@ -264,7 +267,7 @@ def _run_isolated(node: OpNode, chunk: Chunk) -> list[list[Any]]:
     """Run the operator; if it raises, rerun row by row to find the culprit(s)."""
     try:
         outputs = node.op.run(chunk)
-    except Exception as whole_error:  # noqa: BLE001 - attributed to samples below
+    except Exception as whole_error:
         if len(chunk) == 1:
             chunk.fail(0, whole_error)
             return [[None] for _ in node.outputs]
@@ -280,7 +283,7 @@ def _run_isolated(node: OpNode, chunk: Chunk) -> list[list[Any]]:
             )
             try:
                 result = node.op.run(single)
-            except Exception as e:  # noqa: BLE001 - reported as this sample's failure
+            except Exception as e:
                 single.fail(0, e)
             if single.failures:
                 chunk.failures[row] = single.failures[0]

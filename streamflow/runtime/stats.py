@@ -36,6 +36,7 @@ warm-up batches).
 
 from __future__ import annotations
 
+import collections
 import itertools
 import threading
 import time
@@ -216,6 +217,9 @@ class SkippedSample:
     stage: str
     operator: str
     reason: str
+    sample_id: int | None = None  # the slot it held in its epoch (external sources: row id)
+    epoch: int | None = None
+    batch_index: int | None = None
 
 
 @dataclass(frozen=True)
@@ -228,7 +232,8 @@ class PipelineStats:
         batches_delivered: batches handed to the consumer.
         samples_delivered: samples handed to the consumer.
         skipped: samples dropped and replaced under ``on_error="skip"`` (the
-            first ``StatsRecorder.MAX_SKIPPED_KEPT`` of them by name).
+            latest ``StatsRecorder.MAX_SKIPPED_KEPT`` of them; ``skipped_total``
+            counts them all).
         consumer: the consumer as a stage: busy = time between receiving a
             batch and asking for the next; wait input = time waiting for the
             pipeline. None before the engine started.
@@ -320,7 +325,7 @@ class PipelineStats:
             operators=tuple(op_diff(o) for o in self.operators),
             batches_delivered=self.batches_delivered - earlier.batches_delivered,
             samples_delivered=self.samples_delivered - earlier.samples_delivered,
-            skipped=self.skipped[len(earlier.skipped) :],
+            skipped=self.skipped[len(self.skipped) - min(len(self.skipped), self.skipped_total - earlier.skipped_total) :],
             consumer=stage_diff(self.consumer) if self.consumer is not None else None,
             wall_time=self.wall_time - earlier.wall_time,
             skipped_total=self.skipped_total - earlier.skipped_total,
@@ -348,7 +353,7 @@ class StatsRecorder:
         self.op_batches: dict[str, int] = {}
         self.op_calls: dict[str, int] = {}
         self.op_rows: dict[str, int] = {}
-        self.skipped: list[SkippedSample] = []
+        self.skipped: collections.deque[SkippedSample] = collections.deque(maxlen=self.MAX_SKIPPED_KEPT)
         self.skipped_total = 0
         self.skipped_by_stage: dict[str, int] = {}
         self.batches_delivered = 0
@@ -392,8 +397,7 @@ class StatsRecorder:
         with self._lock:
             self.skipped_total += 1
             self.skipped_by_stage[sample.stage] = self.skipped_by_stage.get(sample.stage, 0) + 1
-            if len(self.skipped) < self.MAX_SKIPPED_KEPT:
-                self.skipped.append(sample)
+            self.skipped.append(sample)  # a deque: a long-running server keeps the latest
 
     def operators(self, stage_of: dict[str, str] | None = None) -> tuple[OperatorStats, ...]:
         """Per operator, in ``stage_of``'s order (then any others), with its stage."""

@@ -19,7 +19,10 @@ from streamflow import fn, rng, types
 from streamflow.fn import geometry as fng
 from streamflow.ops import kernels
 from streamflow.ops.geometry import (
-    invert_affine, rotated_canvas_size, rotation_matrix, warp_affine_image,
+    invert_affine,
+    rotated_canvas_size,
+    rotation_matrix,
+    warp_affine_image,
 )
 from streamflow.ops.random_crop import RandomCropParams, draw_crop_window
 from streamflow.types import InterpType

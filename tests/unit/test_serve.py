@@ -204,10 +204,18 @@ def test_a_pipeline_failure_fails_only_the_request_that_causes_it(monkeypatch):
     """An input that breaks the whole pipeline (here: one the external source
     refuses, with submit's own check turned off) fails alone; the batcher
     rebuilds the pipeline and answers everyone else."""
-    from streamflow import serve
+    from streamflow.ops import external_source
 
-    monkeypatch.setattr(serve, "_check_input", lambda value, index: None)
-    poison = object()
+    poison = np.frombuffer(b"poison", dtype=np.uint8)
+    real_to_sample = external_source._to_sample
+
+    def breaking_to_sample(value, dtype, where):
+        # Simulates a failure of the whole pipeline, not of one sample.
+        if isinstance(value, np.ndarray) and value.tobytes() == b"poison":
+            raise PipelineError("the pipeline broke", operator="external_source")
+        return real_to_sample(value, dtype, where)
+
+    monkeypatch.setattr(external_source, "_to_sample", breaking_to_sample)
     inputs = [GOOD[0], GOOD[1], poison, GOOD[2], GOOD[3], GOOD[4]]
 
     async def main():
@@ -224,6 +232,25 @@ def test_a_pipeline_failure_fails_only_the_request_that_causes_it(monkeypatch):
             np.testing.assert_array_equal(r, REFERENCE[GOOD.index(x)])
     np.testing.assert_array_equal(after, REFERENCE[5])
     assert stats.pipeline_restarts >= 1 and stats.failed == 1 and stats.ok == 6
+
+
+def test_an_input_of_the_wrong_kind_fails_only_its_request(monkeypatch):
+    """Without submit's own check, the external source refuses the sample: only that row fails."""
+    from streamflow import serve
+
+    monkeypatch.setattr(serve, "_check_input", lambda value, index: None)
+    inputs = [GOOD[0], object(), GOOD[1]]
+
+    async def main():
+        async with DynamicBatcher(preprocess, max_batch_size=3, max_delay=0.01) as b:
+            results = await asyncio.gather(*(b.submit(x) for x in inputs), return_exceptions=True)
+            return results, b.stats()
+
+    results, stats = run(main())
+    assert isinstance(results[1], sf.SampleError) and "must be an array, bytes or a number" in str(results[1])
+    np.testing.assert_array_equal(results[0], REFERENCE[0])
+    np.testing.assert_array_equal(results[2], REFERENCE[1])
+    assert stats.pipeline_restarts == 0
 
 
 # --- cancellation ---------------------------------------------------------------
@@ -510,7 +537,7 @@ def test_inference_server_example_answers_over_http(tmp_path):
     import aiohttp
 
     port = _free_port()
-    log = open(tmp_path / "server.log", "wb")  # noqa: SIM115 - closed below
+    log = open(tmp_path / "server.log", "wb")
     server = subprocess.Popen(
         [sys.executable, str(REPO / "examples" / "inference_server.py"), "--port", str(port), "--max-batch-size", "4"],
         cwd=REPO,
