@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         gc.collect()
         end = {"batch": done, "rss": rss_bytes(), "threads": threading.active_count(), "fds": open_fds(),
                "time": time.monotonic()}
-        skipped = len(pipe.stats().skipped)
+        skipped = pipe.stats().skipped_total
         pipe.close()
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

@@ -30,8 +30,10 @@ Facts this module relies on (nvImageCodec 0.9, checked on the CPU backend):
 
 from __future__ import annotations
 
+import ctypes
 import os
 import struct
+import sys
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -116,6 +118,51 @@ def _import_without_missing_library_noise() -> Any:
     if kept:
         os.write(2, ("\n".join(kept) + "\n").encode())
     return nv
+
+
+# --------------------------------------------------------------------------
+# Host images without the reference leak of nvImageCodec 0.9
+# --------------------------------------------------------------------------
+# nvImageCodec 0.9's ``Image.__array_interface__`` returns the data pointer as
+# a Python int that carries one reference too many, so every decoded image
+# leaked 32 bytes (about 115 MB per hour at 1000 img/s; measured with
+# tracemalloc and sys.getrefcount). We read the interface once, build the
+# array from it ourselves, and give that one reference back. Whether the extra
+# reference is there is measured at run time, against an int made the same
+# way, so a fixed nvImageCodec is left alone.
+
+
+class _HostView:
+    """Exposes an interface dict to numpy and keeps the Image (the buffer's owner) alive."""
+
+    __slots__ = ("__array_interface__", "_owner")
+
+    def __init__(self, interface: dict[str, Any], owner: Any) -> None:
+        self.__array_interface__ = interface
+        self._owner = owner
+
+
+_POINTER_LEAK: bool | None = None  # None: not measured yet
+
+
+def _leaks_pointer_reference(img: Any) -> bool:
+    interface = img.__array_interface__
+    pointer = interface["data"][0]
+    del interface
+    control = int(str(pointer))  # a fresh int held by one local, like ``pointer``
+    return sys.getrefcount(pointer) == sys.getrefcount(control) + 1
+
+
+def host_array(img: Any) -> np.ndarray:
+    """A numpy view of a host ``nvimgcodec.Image`` (no copy, no leak)."""
+    global _POINTER_LEAK
+    if _POINTER_LEAK is None:
+        _POINTER_LEAK = _leaks_pointer_reference(img)
+    interface = img.__array_interface__
+    array = np.asarray(_HostView(interface, img))
+    if _POINTER_LEAK:
+        ctypes.pythonapi.Py_DecRef(ctypes.py_object(interface["data"][0]))
+    return array
 
 
 # --------------------------------------------------------------------------
@@ -468,7 +515,7 @@ class ImageDecoder:
         if img is None:
             return DecodeError(self._failure_reason(fmt, raw), source)
         if self.device is Device.CPU:
-            arr = np.asarray(img)
+            arr = host_array(img)
             xp = np
         else:
             arr, xp = self._gpu_array(img)

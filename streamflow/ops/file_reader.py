@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .. import rng
 from ..errors import PipelineDefinitionError, ReadError, SampleError
-from .base import EpochInfo, RandomKey, Source, SourceBatch
-from .sharding import EpochOrder, ShardSpec
+from .base import SourceBatch
+from .list_source import ListSource
+from .sharding import ShardSpec
 
 if TYPE_CHECKING:
-    from ..runtime.io_pool import IOPool
+    pass
 
 __all__ = ["FileReader", "DEFAULT_FILE_FILTERS", "list_file_root", "parse_file_list"]
 
@@ -115,7 +115,7 @@ def parse_file_list(file_list: str, file_root: str | None) -> list[tuple[str, in
     return entries
 
 
-class FileReader(Source):
+class FileReader(ListSource):
     """Reads whole files; outputs (encoded bytes as uint8 arrays, int32 labels of shape (1,))."""
 
     name = "readers.file"
@@ -134,7 +134,7 @@ class FileReader(Source):
         seed: int | None = None,
         name: str | None = None,
     ) -> None:
-        super().__init__(name=name)
+        super().__init__(shard=shard, seed=seed, name=name)
         # Paths are kept as str; bytes names (non-UTF-8 file systems) become
         # str through os.fsdecode, which round-trips to the same bytes.
         root = os.fsdecode(file_root) if file_root is not None else None
@@ -164,27 +164,6 @@ class FileReader(Source):
             raise PipelineDefinitionError("readers.file needs file_root, file_list or files")
         self.paths = [p for p, _ in self.entries]
         self.labels = np.array([label for _, label in self.entries], dtype=np.int32)
-        self.shard = shard
-        self._seed = seed
-        self._order: EpochOrder | None = None
-        self._io: IOPool | None = None
-        self._batch_size = 1
-
-    def prepare(self, batch_size: int, seed: int, io: IOPool) -> None:
-        self._batch_size = batch_size
-        self._io = io
-        self._order = EpochOrder(len(self.entries), self.shard, batch_size, self._seed if self._seed is not None else seed)
-
-    def _epoch_order(self) -> EpochOrder:
-        if self._order is None:  # asked for sizes before the pipeline started
-            self._order = EpochOrder(len(self.entries), self.shard, self._batch_size, self._seed or 0)
-        return self._order
-
-    def epoch_info(self) -> EpochInfo:
-        return self._epoch_order().info()
-
-    def start_epoch(self, epoch: int) -> None:
-        self._epoch_order().indices(epoch)
 
     async def _read(self, items: np.ndarray, ids: np.ndarray) -> SourceBatch:
         assert self._io is not None
@@ -201,20 +180,6 @@ class FileReader(Source):
         labels = [self.labels[i : i + 1] for i in items]
         return SourceBatch(outputs=[data, labels], sample_ids=ids, sources=paths, failures=failures)
 
-    async def read_batch(self, epoch: int, batch_index: int) -> SourceBatch | None:
-        items, ids = self._epoch_order().indices(epoch)
-        begin = batch_index * self._batch_size
-        if begin >= len(items):
-            return None
-        end = begin + self._batch_size
-        return await self._read(items[begin:end], ids[begin:end])
-
-    async def read_replacement(self, epoch: int, sample_id: int, attempt: int) -> SourceBatch:
-        """A deterministic other sample of the same shard and epoch."""
-        items, _ = self._epoch_order().indices(epoch)
-        key = RandomKey(self._epoch_order().seed, 0x5EED)
-        pick = int(rng.mix(key, epoch, np.array([sample_id]), draw=attempt)[0] % np.uint64(len(items)))
-        return await self._read(items[pick : pick + 1], np.array([sample_id], dtype=np.int64))
-
-    def layout(self, index: int) -> str:
-        return ""
+    @property
+    def num_items(self) -> int:
+        return len(self.entries)

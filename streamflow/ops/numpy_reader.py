@@ -42,14 +42,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .. import rng
 from ..errors import PipelineDefinitionError, ReadError, SampleError
 from ..io import npy as npy_io
 from ..io.roi import DEFAULT_MAX_GAP, DEFAULT_MAX_READS, DEFAULT_MAX_WASTE, ROI_ARGUMENTS
 from ..types import Device, OutOfBoundsPolicy
-from .base import Chunk, EpochInfo, Operator, RandomKey, Source, SourceBatch
+from .base import Chunk, Operator, SourceBatch
 from .file_reader import _walk_files
-from .sharding import EpochOrder, ShardSpec
+from .list_source import ListSource
+from .sharding import ShardSpec
 
 if TYPE_CHECKING:
     from ..runtime.io_pool import IOPool
@@ -99,7 +99,7 @@ def _as_read_error(error: BaseException, path: str) -> ReadError:
     return ReadError(f"{type(error).__name__}: {error}", path)
 
 
-class NumpyReader(Source):
+class NumpyReader(ListSource):
     """Reads ``.npy`` files (or a constant region of each): one array per sample.
 
     Args:
@@ -132,41 +132,27 @@ class NumpyReader(Source):
         deferred: bool = False,
         name: str | None = None,
     ) -> None:
-        super().__init__(device=device, name=name)
+        super().__init__(shard=shard, seed=seed, name=name, device=device)
         if deferred and device is not Device.CPU:
             raise PipelineDefinitionError("readers.numpy: a deferred reader yields host paths (device='cpu')")
         self.paths = list(paths)
         self.roi = dict(roi) if roi else None
         self.policy = out_of_bounds_policy
         self.fill_value = fill_value
-        self.shard = shard
         self.deferred = deferred
-        self._seed = seed
-        self._order: EpochOrder | None = None
-        self._io: IOPool | None = None
         self._executor: Executor | None = None
-        self._batch_size = 1
         #: what this reader's own reads cost (``bytes_read / useful_bytes``)
         self.stats = npy_io.ReadStats()
 
     # --- set-up and epochs (as readers.file) ------------------------------
+    @property
+    def num_items(self) -> int:
+        return len(self.paths)
+
     def prepare(self, batch_size: int, seed: int, io: IOPool) -> None:
-        self._batch_size = batch_size
-        self._io = io
+        super().prepare(batch_size, seed, io)
         # read_npy wants an Executor: big reads are split over several threads.
         self._executor = io.executor
-        self._order = EpochOrder(len(self.paths), self.shard, batch_size, self._seed if self._seed is not None else seed)
-
-    def _epoch_order(self) -> EpochOrder:
-        if self._order is None:  # asked for sizes before the pipeline started
-            self._order = EpochOrder(len(self.paths), self.shard, self._batch_size, self._seed or 0)
-        return self._order
-
-    def epoch_info(self) -> EpochInfo:
-        return self._epoch_order().info()
-
-    def start_epoch(self, epoch: int) -> None:
-        self._epoch_order().indices(epoch)
 
     # --- reading ----------------------------------------------------------
     async def _read_one(self, path: str) -> Any:
@@ -199,24 +185,6 @@ class NumpyReader(Source):
             else:
                 data.append(value)
         return SourceBatch(outputs=[data], sample_ids=ids, sources=sources, failures=failures)
-
-    async def read_batch(self, epoch: int, batch_index: int) -> SourceBatch | None:
-        items, ids = self._epoch_order().indices(epoch)
-        begin = batch_index * self._batch_size
-        if begin >= len(items):
-            return None
-        end = begin + self._batch_size
-        return await self._read(items[begin:end], ids[begin:end])
-
-    async def read_replacement(self, epoch: int, sample_id: int, attempt: int) -> SourceBatch:
-        """A deterministic other sample of the same shard and epoch (as ``readers.file``)."""
-        items, _ = self._epoch_order().indices(epoch)
-        key = RandomKey(self._epoch_order().seed, 0x5EED)
-        pick = int(rng.mix(key, epoch, np.array([sample_id]), draw=attempt)[0] % np.uint64(len(items)))
-        return await self._read(items[pick : pick + 1], np.array([sample_id], dtype=np.int64))
-
-    def layout(self, index: int) -> str:
-        return ""
 
 
 def _per_sample_value(value: Any) -> Any:

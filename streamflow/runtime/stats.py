@@ -345,7 +345,7 @@ class StatsRecorder:
     """
 
     # Keep the first N skipped samples by name; beyond that only count them.
-    MAX_SKIPPED_KEPT = 10_000
+    MAX_SKIPPED_KEPT = 1_000
 
     def __init__(self, nvtx: bool = False) -> None:
         self._lock = threading.Lock()
