@@ -52,7 +52,6 @@ import contextlib
 import inspect
 import itertools
 import math
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -85,7 +84,6 @@ LATENCY_WINDOW = 10_000
 
 # How the batcher's external source names its samples (ExternalSource.read_batch).
 _SOURCE_NAME = "serve"
-_SERVE_SOURCE = re.compile(r"^serve\[epoch \d+, sample (\d+)\]$")
 
 
 @dataclass(frozen=True)
@@ -637,9 +635,8 @@ class DynamicBatcher:
     def _failed_rows(self, gen: _Generation) -> dict[tuple[int, int], str]:
         """(batch index, row) -> reason of the samples the failed pipeline skipped.
 
-        Read from ``pipe.stats().skipped``, whose sources the external source
-        names ``serve[epoch E, sample S]`` (sample id S = batch index *
-        batch size + row). Empty when that cannot be read.
+        Read from ``pipe.stats().skipped``: the external source's sample id is
+        batch index * batch size + row. Empty when that cannot be read.
         """
         found: dict[tuple[int, int], str] = {}
         try:
@@ -647,9 +644,8 @@ class DynamicBatcher:
         except Exception:  # a best-effort diagnosis
             return found
         for sample in skipped:
-            match = _SERVE_SOURCE.match(sample.source or "")
-            if match:
-                sid = int(match.group(1))
+            if sample.sample_id is not None:
+                sid = sample.sample_id
                 found[(sid // self.max_batch_size, sid % self.max_batch_size)] = sample.reason
         return found
 
