@@ -213,6 +213,7 @@ def test_read_amplification_of_a_one_percent_region(folder) -> None:
 
 def test_concurrent_split_reads(folder, monkeypatch) -> None:
     monkeypatch.setattr(npy_mod, "_CHUNK", 64 * 1024)
+    monkeypatch.setattr(npy_mod, "MMAP_MIN_READS", 10**9)  # the pread path, even when cached
     arr = make_array((64, 64, 64), ">f8", "F")  # 2 MiB
     path = write(folder, arr, (2, 0))
     roi = (slice(3, 60), slice(0, 64), slice(10, 50))
@@ -223,6 +224,28 @@ def test_concurrent_split_reads(folder, monkeypatch) -> None:
     assert stats.reads > 4  # split into many chunked preads
     out = asyncio.run(read_npy(path, max_concurrency=3))
     check(out, arr.astype("<f8"))
+
+
+@pytest.mark.parametrize("cached", [True, False])
+def test_fragmented_regions_use_the_page_cache_when_it_has_them(folder, monkeypatch, cached) -> None:
+    arr = make_array((40, 50, 60), ">i4", "F")
+    path = write(folder, arr, (1, 0))
+    if not cached:  # pretend the pages are on disk only: coalesced preads
+        monkeypatch.setattr(npy_mod, "_all_resident", lambda mapped, reads: False)
+    roi = (slice(3, 37), slice(5, 45), slice(7, 50))
+    stats = ReadStats()
+    out = read_npy_sync(path, roi=roi, stats=stats, max_gap=0)
+    check(out, arr[roi].astype("<i4"))
+    padded = read_npy_sync(path, roi=(slice(-2, 37), slice(5, 45), slice(7, 62)), out_of_bounds_policy="pad",
+                           fill_value=-1, max_gap=0)
+    expected = np.full((39, 40, 55), -1, dtype="<i4")
+    expected[2:, :, :53] = arr[0:37, 5:45, 7:60]
+    check(padded, expected)
+    assert stats.useful_bytes == out.nbytes
+    if cached:  # one copy out of the mapping (plus the header read)
+        assert stats.reads == 2 and stats.bytes_read == out.nbytes
+    else:
+        assert stats.reads > npy_mod.MMAP_MIN_READS
 
 
 def test_many_tiny_runs_are_bounded(folder) -> None:
