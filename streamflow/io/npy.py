@@ -20,10 +20,9 @@ import math
 import mmap
 import os
 import threading
-from collections.abc import Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -335,38 +334,53 @@ except (OSError, AttributeError):  # not Linux/BSD: always use preads
     _mincore = None
 
 
-def _all_resident(mapped: mmap.mmap, reads: Sequence[tuple[int, int, int]]) -> bool:
-    """Whether every page the reads touch is in the page cache (``mincore``)."""
-    if _mincore is None or len(mapped) == 0:
+def _resident(mapped: mmap.mmap, begin: int, end: int) -> bool:
+    """Whether every page of bytes ``[begin, end)`` of the mapping is in the page cache."""
+    if _mincore is None or end <= begin:
         return False
-    view = np.frombuffer(mapped, dtype=np.uint8)
-    pages = np.zeros((len(mapped) + _PAGE - 1) // _PAGE, dtype=np.uint8)
-    status = _mincore(view.ctypes.data, len(mapped), pages.ctypes.data)
+    first = begin // _PAGE * _PAGE
+    length = end - first
+    view = np.frombuffer(mapped, dtype=np.uint8, count=length, offset=first)
+    pages = np.zeros((length + _PAGE - 1) // _PAGE, dtype=np.uint8)
+    status = _mincore(view.ctypes.data, length, pages.ctypes.data)
     del view
-    if status != 0:
-        return False
-    resident = pages & 1
-    return all(resident[o // _PAGE : (o + n - 1) // _PAGE + 1].all() for o, n, _ in reads if n)
+    return status == 0 and bool(np.all(pages & 1))
 
 
-def _read_mapped(fd: int, prep: _Prepared, fill_value: Any, stats: ReadStats | None) -> np.ndarray | None:
-    """The region copied from a memory map of the file, or None if it is not all cached."""
-    header, roi = prep.header, prep.roi
+def _fragmented(header: NpyHeader, inside: tuple[tuple[int, int], ...]) -> bool:
+    """Whether the region is stored as more than MMAP_MIN_READS separate runs."""
+    extents = [hi - lo for lo, hi in inside]
+    full = list(header.shape)
+    if header.fortran_order:  # storage order is the reverse
+        extents, full = extents[::-1], full[::-1]
+    axis = len(full) - 1
+    while axis >= 0 and extents[axis] == full[axis]:  # trailing whole axes join runs
+        axis -= 1
+    return axis > 0 and int(np.prod(extents[:axis], dtype=np.int64)) > MMAP_MIN_READS
+
+
+def _read_mapped(fd: int, header: NpyHeader, roi: Roi, fill_value: Any, stats: ReadStats | None) -> np.ndarray | None:
+    """The region copied from a memory map of the file, or None when its pages are not all cached."""
     native = header.dtype.newbyteorder("=")
+    inside = roi.inside(header.shape)
+    order: Literal["C", "F"] = "F" if header.fortran_order else "C"
     count = int(np.prod(header.shape, dtype=np.int64))
-    inside = tuple(slice(lo, hi) for lo, hi in roi.inside(header.shape))
+    corner_first = np.ravel_multi_index([lo for lo, _ in inside], header.shape, order=order)
+    corner_last = np.ravel_multi_index([hi - 1 for _, hi in inside], header.shape, order=order)
+    begin = header.data_offset + int(corner_first) * header.dtype.itemsize
+    end = header.data_offset + (int(corner_last) + 1) * header.dtype.itemsize
     mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
     try:
-        if not _all_resident(mapped, prep.plan.reads):
+        if not _resident(mapped, begin, end):
             return None
         flat = np.frombuffer(mapped, dtype=header.dtype, count=count, offset=header.data_offset)
-        order = "F" if header.fortran_order else "C"
-        data = np.array(flat.reshape(header.shape, order=order)[inside], dtype=native, order="C")
+        window = tuple(slice(lo, hi) for lo, hi in inside)
+        data = np.array(flat.reshape(header.shape, order=order)[window], dtype=native, order="C")
         del flat  # no view may outlive the mapping
     finally:
         mapped.close()
     # Only the region's bytes are copied, from cached pages: nothing comes from storage.
-    _stats_add(stats, reads=1, bytes_read=prep.plan.useful_bytes)
+    _stats_add(stats, reads=1, bytes_read=data.nbytes, useful_bytes=data.nbytes)
     if not roi.needs_padding(header.shape):
         return data
     out = np.full(roi.shape, _convert_fill(fill_value, header.dtype), dtype=native)
@@ -391,7 +405,7 @@ def _cpu_all(
     coalesce: dict[str, Any],
     stats: ReadStats | None,
     split: int,
-) -> tuple[np.ndarray | None, _Prepared, np.ndarray | None, list]:
+) -> tuple[np.ndarray | None, _Prepared | None, np.ndarray | None, list]:
     """Open, parse, plan, read; assemble unless the reads should be split.
 
     Returns ``(result, prep, None, [])`` when done, or ``(None, prep, buf,
@@ -399,12 +413,16 @@ def _cpu_all(
     """
     fd, st = _open(path)
     try:
-        prep = _prepare(fd, st, path, roi, policy, 1, coalesce, stats)
-        _stats_add(stats, useful_bytes=prep.plan.useful_bytes)
-        if len(prep.plan.reads) > MMAP_MIN_READS and prep.plan.useful_bytes:
-            mapped = _read_mapped(fd, prep, fill_value, stats)
+        header = _read_header(fd, st.st_size, path, stats)
+        box = roi_from_argument(roi, header.shape, out_of_bounds_policy=policy, source=path)
+        inside = box.inside(header.shape)
+        if all(hi > lo for lo, hi in inside) and _fragmented(header, inside):
+            mapped = _read_mapped(fd, header, box, fill_value, stats)
             if mapped is not None:
-                return mapped, prep, None, []
+                return mapped, None, None, []
+        plan = plan_reads(header, box, alignment=1, file_size=st.st_size, **coalesce)
+        prep = _Prepared(path, st, header, box, plan)
+        _stats_add(stats, useful_bytes=plan.useful_bytes)
         buf = np.empty(prep.plan.buffer_size, dtype=np.uint8)
         big = prep.plan.buffer_size >= 2 * _CHUNK
         groups = _split_reads(prep.plan.reads, split) if split > 1 and big else []
@@ -514,7 +532,7 @@ async def read_npy(
     )
     if result is not None:
         return result
-    assert buf is not None
+    assert buf is not None and prep is not None
     # Each group opens its own descriptor, so a cancelled read never leaves a
     # thread reading through a closed (or reused) descriptor.
     await asyncio.gather(

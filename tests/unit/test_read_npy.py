@@ -231,7 +231,7 @@ def test_fragmented_regions_use_the_page_cache_when_it_has_them(folder, monkeypa
     arr = make_array((40, 50, 60), ">i4", "F")
     path = write(folder, arr, (1, 0))
     if not cached:  # pretend the pages are on disk only: coalesced preads
-        monkeypatch.setattr(npy_mod, "_all_resident", lambda mapped, reads: False)
+        monkeypatch.setattr(npy_mod, "_resident", lambda mapped, begin, end: False)
     roi = (slice(3, 37), slice(5, 45), slice(7, 50))
     stats = ReadStats()
     out = read_npy_sync(path, roi=roi, stats=stats, max_gap=0)
