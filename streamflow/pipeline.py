@@ -163,6 +163,7 @@ class Pipeline:
         self._position = (0, 0)  # (epoch, next batch) the consumer will receive next
         self._interrupted: concurrent.futures.Future[Batch | None] | None = None
         self._resources = _Resources()
+        self._gpu_index = 0  # the GPU that mixed/gpu stages run on (set by _resolve_devices)
         self._finalizer = weakref.finalize(self, self._resources.release)
         if checkpoint is not None:
             self._restore(checkpoint)
@@ -217,10 +218,13 @@ class Pipeline:
                 "found (is the NVIDIA driver installed, and `pip install 'streamflow[gpu]'` done?). "
                 "Use device_id='auto' to fall back to the CPU."
             )
-        raise DeviceUnavailableError(
-            f"GPU execution of {names} is not available in this version of streamflow yet; "
-            "use device='cpu' operators, or device_id='auto' on a machine without a GPU"
-        )
+        # --- GPU execution (streamflow.gpu): every GPU-side operator needs a GPU implementation ---
+        from .gpu import unsupported_reason
+
+        problems = [r for r in (unsupported_reason(n.op) for n in gpu_nodes) if r is not None]
+        if problems:
+            raise PipelineDefinitionError("; ".join(sorted(set(problems))))
+        self._gpu_index = index
 
     # --- state ------------------------------------------------------------
     @property
@@ -249,6 +253,7 @@ class Pipeline:
             seed=self.seed,
             start_epoch=epoch,
             start_batch=batch,
+            device_id=self._gpu_index,
         )
         engine.start()
         self._resources.engine = engine

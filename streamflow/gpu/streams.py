@@ -89,9 +89,13 @@ async def wait_event(
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[None] = loop.create_future()
 
+        def resolve() -> None:
+            if not fut.done():
+                fut.set_result(None)
+
         def wake(_arg: Any) -> None:  # runs on a CUDA driver thread: no CUDA calls here
             try:
-                loop.call_soon_threadsafe(lambda: fut.done() or fut.set_result(None))
+                loop.call_soon_threadsafe(resolve)
             except RuntimeError:
                 pass  # the loop is closed: nobody waits any more
 

@@ -23,7 +23,7 @@ from ..graph import DataNode
 from . import nvtx as _nvtx
 from .channel import Channel, EndOfStream
 from .io_pool import IOPool, WorkerPool
-from .plan import ExecutionPlan, StageKind
+from .plan import ExecutionPlan, StageKind, StagePlan
 from .stages import ComputeStage, ErrorPolicy, SourceStage, StageContext, assemble_outputs
 from .stats import PipelineStats, StageClock, StatsRecorder
 from .work import EndOfEpoch, StageFailure, Work
@@ -104,6 +104,7 @@ class Engine:
         seed: int,
         start_epoch: int = 0,
         start_batch: int = 0,
+        device_id: int = 0,
     ) -> None:
         self.plan = plan
         self.batch_size = batch_size
@@ -122,7 +123,9 @@ class Engine:
         keep = _needed_after(plan)
         stages = list(plan.stages)
         self.source_stage = SourceStage(stages[0], self._ctx, keep[0])
-        self.compute_stages = [ComputeStage(s, self._ctx, keep[i + 1]) for i, s in enumerate(stages[1:])]
+        self.compute_stages = [
+            self._make_stage(s, keep[i + 1], device_id, prefetch_queue_depth) for i, s in enumerate(stages[1:])
+        ]
         for node in plan.sources:
             node.op.prepare(batch_size, seed, self.io)  # type: ignore[attr-defined]
         names = [s.label for s in [self.source_stage, *self.compute_stages]]
@@ -143,6 +146,14 @@ class Engine:
         self._start_epoch = start_epoch
         self._start_batch = start_batch
         self.loop: asyncio.AbstractEventLoop | None = None
+
+    def _make_stage(self, plan: StagePlan, keep: set[DataNode], device_id: int, depth: int) -> Any:
+        """A ComputeStage (cpu), or a GPU stage (mixed, gpu: ``streamflow.gpu``, imported only then)."""
+        if plan.kind in (StageKind.MIXED, StageKind.GPU):
+            from ..gpu.stage import make_stage
+
+            return make_stage(plan, self._ctx, keep, device_id=device_id, keep_alive=depth + 2)
+        return ComputeStage(plan, self._ctx, keep)
 
     # --- life cycle -------------------------------------------------------
     def start(self) -> None:
@@ -178,6 +189,8 @@ class Engine:
         self.io.shutdown()
         for node in self.plan.sources:
             node.op.close()  # type: ignore[attr-defined]
+        for stage in self.compute_stages:  # GPU stages drop the device memory they hold
+            getattr(stage, "close", lambda: None)()
 
     def _label(self, index: int) -> str:
         return ([self.source_stage.label] + [s.label for s in self.compute_stages])[index]
@@ -259,7 +272,9 @@ class Engine:
             if isinstance(item, Work):
                 token = times.work_begin()  # instrumentation
                 item = await stage.process(item)
-                if last:
+                if last and stage.kind >= StageKind.MIXED:  # GPU stages assemble on their stream
+                    item.outputs = await stage.assemble(item)  # type: ignore[attr-defined]
+                elif last:
                     item.outputs = await self.workers.call(assemble_outputs, self.plan, item)
                 times.work_end(token, item)  # instrumentation: batches, samples, busy time
             return item

@@ -249,7 +249,8 @@ def test_nvtx_ranges_with_a_fake_cupy(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_nvtx_is_a_noop_without_cupy(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "cupy", None)  # import fails
+    for name in ("cupy", "cupy.cuda", "cupy.cuda.nvtx"):  # imports fail, even if loaded before
+        monkeypatch.setitem(sys.modules, name, None)
     monkeypatch.setattr(nvtx, "_resolved", False)
     monkeypatch.setattr(nvtx, "_backend", None)
     assert nvtx.backend() is None and StatsRecorder(nvtx=True).nvtx is None

@@ -1,0 +1,231 @@
+"""The GPU-side stages (``mixed`` and ``gpu``): whole batches on the stage's own stream.
+
+Per batch, one worker-thread call runs the stage's operator chain inside
+``with device, stream:`` (no ``await`` in between)::
+
+    stream.wait_event(upstream event)      # device-side wait on the previous GPU stage
+    op 1 .. op k (host logic + one launch per operator, or per resize pass)
+    event = stream.record()                # the batch's "ready" event
+
+The event travels with the batch (``work.gpu_ready``); the next GPU stage
+waits on it on the device. The last stage assembles the outputs on its stream
+(no copy when a column is already one dense array), records a final event and
+awaits it without blocking the event loop, so a batch reaches the consumer
+finished: frameworks can read it from any stream.
+
+Memory:
+
+* inputs that a batch's kernels read (decoded images of the previous stage)
+  are held until this stage's event completes (``DeferredRelease``): cupy's
+  pool orders reuse only on the allocating stream;
+* the last ``keep_alive`` delivered output batches are referenced by the stage,
+  so memory a consumer frees (say, a ``torch.from_dlpack`` tensor dropped
+  while torch kernels reading it are still queued) goes back to the pool only
+  several batches later (GPU-NOTES: the pool-reuse race).
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+from typing import Any
+
+from ..errors import PipelineError, SampleError
+from ..graph import DataNode, OpNode
+from ..ops.base import Chunk
+from ..runtime.plan import StageKind, StagePlan
+from ..runtime.stages import MAX_REPLACEMENT_ATTEMPTS, StageContext, _Stage
+from ..runtime.work import Work
+from ..tensor import TensorList
+from ..types import Device
+from . import ops as gpu_ops
+from .streams import DeferredRelease, wait_event
+
+__all__ = ["GpuStage", "READY_ATTR"]
+
+#: Attribute of a ``Work`` holding the event after which its device data is ready.
+READY_ATTR = "gpu_ready"
+
+
+class GpuStage(_Stage):
+    """A ``mixed`` or ``gpu`` stage (same interface as ``runtime.stages.ComputeStage``).
+
+    Args:
+        plan: the stage's operators.
+        ctx: what the stages share.
+        keep: data nodes needed after this stage.
+        device_id: the GPU.
+        keep_alive: delivered output batches the stage keeps referenced (last stage).
+        record_timeline: keep (batch index, start event, end event) per batch
+            (timing events; for tests and profiling).
+        use_host_func: await the final event through a host callback instead of polling.
+    """
+
+    #: Defaults for stages the engine creates (tests switch the timeline on here).
+    RECORD_TIMELINE = False
+    USE_HOST_FUNC = False
+
+    def __init__(self, plan: StagePlan, ctx: StageContext, keep: set[DataNode], *, device_id: int = 0,
+                 keep_alive: int = 4, record_timeline: bool = False, use_host_func: bool = False) -> None:
+        super().__init__(plan, ctx, keep)
+        self.device_id = device_id
+        missing = [n.name for n in plan.nodes if gpu_ops.unsupported_reason(n.op) is not None]
+        if missing:
+            raise PipelineError(f"operators {missing} cannot run in the {self.label} stage on the GPU", stage=self.label)
+        self._impls = [gpu_ops.find_impl(n.op) for n in plan.nodes]
+        self._gpu: gpu_ops.GpuContext | None = None
+        self._gpu_lock = threading.Lock()
+        self.deferred = DeferredRelease()
+        self.delivered: collections.deque[Any] = collections.deque(maxlen=max(1, keep_alive))
+        self.timeline: list[tuple[int, Any, Any]] | None = [] if record_timeline else None
+        self.use_host_func = use_host_func
+
+    # --- device context ---------------------------------------------------------
+    def gpu(self) -> gpu_ops.GpuContext:
+        with self._gpu_lock:
+            if self._gpu is None:
+                self._gpu = gpu_ops.GpuContext(self.device_id, cpu_threads=getattr(self.ctx.workers, "threads", 4))
+            return self._gpu
+
+    # --- one batch ---------------------------------------------------------------
+    async def process(self, work: Work, attempt: int = 0) -> Work:
+        if attempt > MAX_REPLACEMENT_ATTEMPTS:
+            raise PipelineError(
+                f"on_error='skip' gave up: {MAX_REPLACEMENT_ATTEMPTS} replacement samples in a "
+                "row failed in this stage; see pipe.stats().skipped",
+                stage=self.label,
+            )
+        if len(work) == 0:
+            return work
+        self.deferred.collect()
+        upstream = getattr(work, READY_ATTR, None)
+        inputs = [work.values[d] for node in self.plan.nodes for d in node.upstream if d in work.values]
+        local, failures, event = await self.ctx.workers.call(self._run_batch, work, upstream)
+        for key, column in local.items():
+            work.values[key] = column
+        self.ctx.stats.count_op_batch([node.name for node in self.plan.nodes])
+        self.deferred.hold(event, (inputs, upstream))
+        self._drop_unneeded(work)
+        if failures:
+            work = await self._handle_failures(work, failures, attempt)
+            event = self.gpu().stream.record()  # covers the replacements queued meanwhile
+        setattr(work, READY_ATTR, event)
+        return work
+
+    def _run_batch(self, work: Work, upstream: Any) -> tuple[dict[DataNode, list[Any]], dict[int, tuple[OpNode, SampleError]], Any]:
+        """Worker thread: the whole chain on the whole batch, queued on the stage's stream."""
+        gpu = self.gpu()
+        n = len(work)
+        local: dict[DataNode, list[Any]] = {}
+        failures: dict[int, tuple[OpNode, SampleError]] = {}
+        alive = list(range(n))
+        with gpu.stream.device, gpu.stream.stream:
+            gpu.stream.wait(upstream)
+            start = gpu.stream.record(timing=True) if self.timeline is not None else None
+
+            def column(data: DataNode) -> list[Any]:
+                col = local.get(data)
+                return col if col is not None else work.values[data]
+
+            for node, impl in zip(self.plan.nodes, self._impls):
+                if not alive:
+                    break
+                inputs = [[column(d)[r] for r in alive] for d in node.inputs]
+                if node.op.device is Device.GPU:  # host data fed to a GPU operator: upload it
+                    inputs = [gpu.to_device(col) for col in inputs]
+                chunk = Chunk(
+                    inputs=inputs,
+                    args={name: [_host(column(d)[r]) for r in alive] for name, d in node.arg_inputs.items()},
+                    sample_ids=work.sample_ids[alive],
+                    sources=[work.sources[r] for r in alive],
+                    epoch=work.epoch,
+                    key=self.ctx.plan.random_keys[id(node)],
+                )
+                began = self.ctx.stats.op_begin(node.name)
+                try:
+                    outputs = impl(node.op, chunk, gpu)  # type: ignore[misc]
+                finally:
+                    self.ctx.stats.op_end(node.name, began, len(chunk), work.epoch, work.batch_index, self.label)
+                for index, data in enumerate(node.outputs):
+                    col: list[Any] = [None] * n
+                    for j, r in enumerate(alive):
+                        col[r] = outputs[index][j]
+                    local[data] = col
+                if chunk.failures:
+                    for j, err in chunk.failures.items():
+                        failures[alive[j]] = (node, err)
+                    alive = [r for j, r in enumerate(alive) if j not in chunk.failures]
+            event = gpu.stream.record()
+            if self.timeline is not None:
+                self.timeline.append((work.batch_index, start, gpu.stream.record(timing=True)))
+        return local, failures, event
+
+    # --- the last stage: outputs --------------------------------------------------
+    async def assemble(self, work: Work) -> tuple[TensorList, ...]:
+        """The batch's outputs as TensorLists, finished on the device when returned."""
+        outputs, event = await self.ctx.workers.call(self._assemble, work, getattr(work, READY_ATTR, None))
+        await wait_event(event, stream=self.gpu().stream.stream, use_host_func=self.use_host_func)
+        self.delivered.append(outputs)
+        self.deferred.collect()
+        return outputs
+
+    def _assemble(self, work: Work, upstream: Any) -> tuple[tuple[TensorList, ...], Any]:
+        gpu = self.gpu()
+        cp = gpu.cp
+        result = []
+        with gpu.stream.device, gpu.stream.stream:
+            gpu.stream.wait(upstream)
+            for data in self.ctx.plan.outputs:
+                op = data.producer.op
+                layout = op.layout(data.index) if hasattr(op, "layout") else ""
+                samples = work.values[data]
+                if samples and all(isinstance(s, cp.ndarray) for s in samples):
+                    dense = _dense_base(cp, samples)
+                    if dense is not None:
+                        result.append(TensorList(dense, layout, Device.GPU))
+                    elif _uniform(samples):
+                        result.append(TensorList(cp.stack(samples), layout, Device.GPU))
+                    else:
+                        result.append(TensorList(list(samples), layout, Device.GPU))
+                else:
+                    result.append(TensorList.from_samples(samples, layout=layout, device=data.device))
+            event = gpu.stream.record()
+        return tuple(result), event
+
+    def close(self) -> None:
+        """Drop held memory (the stage's stream is left to cupy's finalizers)."""
+        self.deferred.clear()
+        self.delivered.clear()
+
+
+def _host(value: Any) -> Any:
+    """Per-sample arguments are host values (a GPU one is fetched: rare, synchronous)."""
+    return value.get() if hasattr(value, "get") and type(value).__module__.startswith("cupy") else value
+
+
+def _uniform(samples: list[Any]) -> bool:
+    first = samples[0]
+    return all(s.shape == first.shape and s.dtype == first.dtype for s in samples)
+
+
+def _dense_base(cp: Any, samples: list[Any]) -> Any:
+    """The (N, ...) array whose rows are exactly ``samples`` in order, if there is one."""
+    base = samples[0].base
+    if base is None or not isinstance(base, cp.ndarray) or base.ndim != samples[0].ndim + 1:
+        return None
+    if base.shape[0] != len(samples) or not base.flags.c_contiguous or base.shape[1:] != samples[0].shape:
+        return None
+    step = base.strides[0]
+    start = base.data.ptr
+    for i, s in enumerate(samples):
+        if s.base is not base or s.data.ptr != start + i * step or s.dtype != base.dtype:
+            return None
+    return base
+
+
+def make_stage(plan: StagePlan, ctx: StageContext, keep: set[DataNode], *, device_id: int,
+               keep_alive: int) -> GpuStage:
+    """The stage object for a ``mixed`` or ``gpu`` stage plan (called by the engine)."""
+    assert plan.kind in (StageKind.MIXED, StageKind.GPU)
+    return GpuStage(plan, ctx, keep, device_id=device_id, keep_alive=keep_alive,
+                    record_timeline=GpuStage.RECORD_TIMELINE, use_host_func=GpuStage.USE_HOST_FUNC)
