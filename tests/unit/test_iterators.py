@@ -441,5 +441,5 @@ def test_jax_iterator(files):
         step = next(it)[0]
         src = it.last_batches[0][2].as_tensor()
         np.testing.assert_array_equal(np.asarray(step["u"]), src)
-        if src.ctypes.data % 64 == 0:  # XLA imports aligned host buffers without a copy
-            assert step["u"].unsafe_buffer_pointer() == src.ctypes.data
+        assert src.ctypes.data % 64 == 0  # host batches are 64-byte aligned ...
+        assert step["u"].unsafe_buffer_pointer() == src.ctypes.data  # ... so XLA imports them without a copy
