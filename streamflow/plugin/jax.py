@@ -8,7 +8,6 @@ buffer's alignment, otherwise one copy); GPU outputs stay on their device.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -40,30 +39,6 @@ to_jax = make_converter(_array_to_jax)
 class GenericIterator(BaseIterator):
     """Iterate streamflow pipelines as ``jax.Array`` (arguments as in
     ``streamflow.plugin.pytorch.GenericIterator``)."""
-
-    def __init__(
-        self,
-        pipelines: Any,
-        output_map: Sequence[str],
-        size: int = -1,
-        reader_name: str | None = None,
-        auto_reset: bool | str = False,
-        last_batch_policy: LastBatchPolicy | str = LastBatchPolicy.FILL,
-        last_batch_padded: bool = False,
-        prepare_first_batch: bool = True,
-        checkpoint: bytes | Sequence[bytes] | None = None,
-    ) -> None:
-        super().__init__(
-            pipelines,
-            output_map,
-            size=size,
-            reader_name=reader_name,
-            auto_reset=auto_reset,
-            last_batch_policy=last_batch_policy,
-            last_batch_padded=last_batch_padded,
-            prepare_first_batch=prepare_first_batch,
-            checkpoint=checkpoint,
-        )
 
     def _convert(self, value: Any) -> Any:
         return to_jax(value)

@@ -15,7 +15,6 @@ of per-sample tensors.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
 from typing import Any
 
 from ._iterator import BaseIterator, LastBatchPolicy, make_converter
@@ -76,30 +75,6 @@ class GenericIterator(BaseIterator):
     ``len(it)`` is the number of batches per epoch (known with ``reader_name``
     or ``size``), the same on every rank of a distributed job.
     """
-
-    def __init__(
-        self,
-        pipelines: Any,
-        output_map: Sequence[str],
-        size: int = -1,
-        reader_name: str | None = None,
-        auto_reset: bool | str = False,
-        last_batch_policy: LastBatchPolicy | str = LastBatchPolicy.FILL,
-        last_batch_padded: bool = False,
-        prepare_first_batch: bool = True,
-        checkpoint: bytes | Sequence[bytes] | None = None,
-    ) -> None:
-        super().__init__(
-            pipelines,
-            output_map,
-            size=size,
-            reader_name=reader_name,
-            auto_reset=auto_reset,
-            last_batch_policy=last_batch_policy,
-            last_batch_padded=last_batch_padded,
-            prepare_first_batch=prepare_first_batch,
-            checkpoint=checkpoint,
-        )
 
     def _convert(self, value: Any) -> Any:
         return to_torch(value)
