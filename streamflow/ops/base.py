@@ -15,7 +15,7 @@ Two kinds of operators:
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -62,6 +62,21 @@ class Chunk:
         """The per-sample argument ``name`` of ``row``, or ``default`` if constant."""
         values = self.args.get(name)
         return default if values is None else values[row]
+
+    def each_sample(self, compute: Callable[[int, Any], Any]) -> list[Any]:
+        """``compute(row, sample)`` for each sample of the first input.
+
+        A ``SampleError`` fails only that row (its output is ``None``), so an
+        operator with per-sample checks needs no error handling of its own.
+        """
+        out: list[Any] = []
+        for row, sample in enumerate(self.inputs[0]):
+            try:
+                out.append(compute(row, sample))
+            except SampleError as err:
+                self.fail(row, err)
+                out.append(None)
+        return out
 
     def fail(self, row: int, error: BaseException) -> None:
         """Mark ``row`` as failed; its outputs are ignored by the engine."""

@@ -161,16 +161,11 @@ class Crop(Operator):
         return resolve_window(window, height, width, s.policy, chunk.sources[row])
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
-        out: list[Any] = []
-        for row, image in enumerate(chunk.inputs[0]):
-            try:
-                window = self.window_for(chunk, row, image.shape[0], image.shape[1])
-            except SampleError as err:
-                chunk.fail(row, err)
-                out.append(None)
-                continue
-            out.append(extract_window(image, window, self.spec.fill_values))
-        return [out]
+        def crop(row: int, image: np.ndarray) -> np.ndarray:
+            window = self.window_for(chunk, row, image.shape[0], image.shape[1])
+            return extract_window(image, window, self.spec.fill_values)
+
+        return [chunk.each_sample(crop)]
 
     def layout(self, index: int) -> str:
         return "HWC"

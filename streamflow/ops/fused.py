@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import SampleError
 from ..graph import OpNode
 from .base import Chunk, Operator
 from .crop import Window
@@ -44,22 +43,18 @@ class ResizeCropMirrorNormalize(Operator):
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
         resize_chunk, cmn_chunk = self._split(chunk)
-        out: list[Any] = []
-        for row, image in enumerate(chunk.inputs[0]):
+
+        def resize_and_normalize(row: int, image: Any) -> Any:
             size, roi = self.resize.plan_sample(resize_chunk, row, image.shape[0], image.shape[1])
-            try:
-                window = self.cmn.window_for(cmn_chunk, row, size[0], size[1])
-            except SampleError as err:
-                chunk.fail(row, err)
-                out.append(None)
-                continue
+            window = self.cmn.window_for(cmn_chunk, row, size[0], size[1])
             if window is not None and _inside(window, size):
                 resized = self.resize.resample(image, size, roi, window=window)
                 window = None
             else:
                 resized = self.resize.resample(image, size, roi)
-            out.append(self.cmn.normalize(cmn_chunk, row, resized, window))
-        return [out]
+            return self.cmn.normalize(cmn_chunk, row, resized, window)
+
+        return [chunk.each_sample(resize_and_normalize)]
 
     def layout(self, index: int) -> str:
         return self.cmn.layout(index)

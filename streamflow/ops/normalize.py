@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import PipelineDefinitionError, SampleError
+from ..errors import PipelineDefinitionError
 from ..types import DataType, parse_dtype
 from . import kernels
 from .base import Chunk, Operator, float_seq
@@ -86,16 +86,11 @@ class CropMirrorNormalize(Operator):
         )
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
-        out: list[Any] = []
-        for row, image in enumerate(chunk.inputs[0]):
-            try:
-                window = self.window_for(chunk, row, image.shape[0], image.shape[1])
-            except SampleError as err:
-                chunk.fail(row, err)
-                out.append(None)
-                continue
-            out.append(self.normalize(chunk, row, image, window))
-        return [out]
+        def normalize(row: int, image: np.ndarray) -> np.ndarray:
+            window = self.window_for(chunk, row, image.shape[0], image.shape[1])
+            return self.normalize(chunk, row, image, window)
+
+        return [chunk.each_sample(normalize)]
 
     def layout(self, index: int) -> str:
         return self.output_layout
