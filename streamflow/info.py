@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import importlib
+import importlib.metadata
 import os
 import platform
 import sys
@@ -12,15 +12,26 @@ from .backend import driver_version, gds_available, gpu_info
 
 __all__ = ["collect_info", "format_info"]
 
-PACKAGES = ("numpy", "aiofiles", "nvidia.nvimgcodec", "cupy", "kvikio", "torch", "jax")
+# (name shown, distribution names that provide it)
+PACKAGES = (
+    ("numpy", ("numpy",)),
+    ("aiofiles", ("aiofiles",)),
+    ("nvidia.nvimgcodec", ("nvidia-nvimgcodec-cu13", "nvidia-nvimgcodec-cu12")),
+    ("cupy", ("cupy-cuda13x", "cupy-cuda12x", "cupy")),
+    ("kvikio", ("kvikio-cu13", "kvikio-cu12", "kvikio")),
+    ("torch", ("torch",)),
+    ("jax", ("jax",)),
+)
 
 
-def _version(module: str) -> str:
-    try:
-        mod = importlib.import_module(module)
-    except Exception:
-        return "not installed"
-    return str(getattr(mod, "__version__", "installed"))
+def _version(distributions: tuple[str, ...]) -> str:
+    """The installed version, read from package metadata (nothing is imported)."""
+    for name in distributions:
+        try:
+            return importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return "not installed"
 
 
 def collect_info() -> dict[str, Any]:
@@ -36,7 +47,7 @@ def collect_info() -> dict[str, Any]:
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
         "native_kernels": native_available(),
-        "packages": {name: _version(name) for name in PACKAGES},
+        "packages": {name: _version(dists) for name, dists in PACKAGES},
         "gpus": gpu_info(),
         "cuda_driver": driver_version(),
         "gpudirect_storage": {"usable": usable, "detail": why},

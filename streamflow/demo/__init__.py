@@ -42,9 +42,14 @@ def demo_pipeline(batch_size: int = 32, num_threads: int = 2, repeat: int = 64, 
 
 
 def _bar(done: int, total: int, rate: float, out: TextIO) -> None:
+    """Redraw the progress bar in place on a terminal; in a log, only its final state."""
+    interactive = getattr(out, "isatty", lambda: False)()
+    if not interactive and done < total:
+        return
     width = 30
     filled = int(width * done / total) if total else width
-    out.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} images  {rate:7.1f} img/s")
+    start = "\r" if interactive else ""
+    out.write(f"{start}[{'#' * filled}{'.' * (width - filled)}] {done}/{total} images  {rate:7.1f} img/s")
     out.flush()
 
 
