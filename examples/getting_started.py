@@ -3,7 +3,10 @@
 1. a simple pipeline: read files, decode them;
 2. the same, shuffled;
 3. augmented: random resized view, random mirror, normalization;
-4. the same pipeline consumed asynchronously.
+4. rotated: by a fixed angle, then by a random angle per image;
+5. mixed decoding (``device="mixed"``) with ``device_id="auto"``: on the GPU
+   when there is one, on the CPU (with one warning) when there is not;
+6. the augmented pipeline consumed asynchronously.
 
 Run: python examples/getting_started.py
 """
@@ -11,6 +14,7 @@ Run: python examples/getting_started.py
 from __future__ import annotations
 
 import asyncio
+import warnings
 
 import numpy as np
 
@@ -57,6 +61,25 @@ def augmented_pipeline():
     return images, labels
 
 
+# 4. Rotated -----------------------------------------------------------------
+@sf.pipeline_def(batch_size=4, num_threads=2, device_id=None, seed=1)
+def rotated_pipeline(random_angle: bool):
+    jpegs, labels = fn.readers.file(file_root=IMAGE_DIR, name="Reader")
+    images = fn.decoders.image(jpegs, device="cpu")
+    angle = fn.random.uniform(range=(-10.0, 10.0)) if random_angle else 10.0
+    images = fn.rotate(images, angle=angle, fill_value=0)
+    return images, labels
+
+
+# 5. Mixed decoding ------------------------------------------------------------
+@sf.pipeline_def(batch_size=4, num_threads=2, device_id="auto", seed=1)
+def mixed_pipeline():
+    jpegs, labels = fn.readers.file(file_root=IMAGE_DIR, name="Reader")
+    images = fn.decoders.image(jpegs, device="mixed")
+    images = fn.resize(images, resize_x=224, resize_y=224, device="gpu")
+    return images, labels
+
+
 def describe(title: str, pipe: sf.Pipeline, epochs: int = 1) -> None:
     print(f"\n== {title}: {pipe.epoch_size('Reader')} images per epoch")
     with pipe:
@@ -82,6 +105,11 @@ def main() -> None:
     describe("simple", simple_pipeline())
     describe("shuffled (a new order every epoch)", shuffled_pipeline(), epochs=3)
     describe("augmented", augmented_pipeline())
+    describe("rotated by 10 degrees (the canvas grows to hold the image)", rotated_pipeline(False))
+    describe("rotated by a random angle in [-10, 10)", rotated_pipeline(True))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sf.CpuFallbackWarning)  # said once by the pipeline otherwise
+        describe("mixed decoding (GPU if present, else CPU)", mixed_pipeline())
     asyncio.run(consume_async())
 
 
