@@ -32,9 +32,8 @@ from typing import Any
 
 from ..errors import PipelineError, SampleError
 from ..graph import DataNode, OpNode
-from ..ops.base import Chunk
 from ..runtime.plan import StageKind, StagePlan
-from ..runtime.stages import MAX_REPLACEMENT_ATTEMPTS, StageContext, _Stage
+from ..runtime.stages import MAX_REPLACEMENT_ATTEMPTS, StageContext, _Stage, run_chain
 from ..runtime.work import Work
 from ..tensor import TensorList
 from ..types import Device
@@ -116,45 +115,20 @@ class GpuStage(_Stage):
         """Worker thread: the whole chain on the whole batch, queued on the stage's stream."""
         gpu = self.gpu()
         n = len(work)
-        local: dict[DataNode, list[Any]] = {}
-        failures: dict[int, tuple[OpNode, SampleError]] = {}
-        alive = list(range(n))
         with gpu.stream.device, gpu.stream.stream:
             gpu.stream.wait(upstream)
             start = gpu.stream.record(timing=True) if self.timeline is not None else None
+            impls = {id(node): impl for node, impl in zip(self.plan.nodes, self._impls)}
 
-            def column(data: DataNode) -> list[Any]:
-                col = local.get(data)
-                return col if col is not None else work.values[data]
+            def upload(node: OpNode, inputs: list[list[Any]]) -> list[list[Any]]:
+                # host data fed to a GPU operator goes to the device first
+                return [gpu.to_device(col) for col in inputs] if node.op.device is Device.GPU else inputs
 
-            for node, impl in zip(self.plan.nodes, self._impls):
-                if not alive:
-                    break
-                inputs = [[column(d)[r] for r in alive] for d in node.inputs]
-                if node.op.device is Device.GPU:  # host data fed to a GPU operator: upload it
-                    inputs = [gpu.to_device(col) for col in inputs]
-                chunk = Chunk(
-                    inputs=inputs,
-                    args={name: [_host(column(d)[r]) for r in alive] for name, d in node.arg_inputs.items()},
-                    sample_ids=work.sample_ids[alive],
-                    sources=[work.sources[r] for r in alive],
-                    epoch=work.epoch,
-                    key=self.ctx.plan.random_keys[id(node)],
-                )
-                began = self.ctx.stats.op_begin(node.name)
-                try:
-                    outputs = impl(node.op, chunk, gpu)  # type: ignore[misc]
-                finally:
-                    self.ctx.stats.op_end(node.name, began, len(chunk), work.epoch, work.batch_index, self.label)
-                for index, data in enumerate(node.outputs):
-                    col: list[Any] = [None] * n
-                    for j, r in enumerate(alive):
-                        col[r] = outputs[index][j]
-                    local[data] = col
-                if chunk.failures:
-                    for j, err in chunk.failures.items():
-                        failures[alive[j]] = (node, err)
-                    alive = [r for j, r in enumerate(alive) if j not in chunk.failures]
+            local, failures = run_chain(
+                self.ctx, self.label, self.plan.nodes, work, 0, n,
+                lambda node, chunk: impls[id(node)](node.op, chunk, gpu),  # type: ignore[misc]  # every node has one (checked at build)
+                prepare_inputs=upload, prepare_arg=_host,
+            )
             event = gpu.stream.record()
             if self.timeline is not None:
                 self.timeline.append((work.batch_index, start, gpu.stream.record(timing=True)))

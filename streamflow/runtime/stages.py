@@ -12,7 +12,7 @@ stage, operator and file, or (``on_error="skip"``) counted and replaced.
 from __future__ import annotations
 
 import enum
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -219,48 +219,80 @@ class ComputeStage(_Stage):
 
     def _run_chain(self, work: Work, start: int, stop: int) -> tuple[dict[DataNode, list[Any]], dict[int, tuple[OpNode, SampleError]]]:
         """Worker thread: every operator of the stage on rows [start, stop)."""
-        size = stop - start
-        # Every output gets a full-length column, even if all rows fail early.
-        local: dict[DataNode, list[Any]] = {
-            data: [None] * size for node in self.plan.nodes for data in node.outputs
-        }
-        failures: dict[int, tuple[OpNode, SampleError]] = {}
-        alive = list(range(size))
-        ids = work.sample_ids[start:stop]
-        sources = work.sources[start:stop]
+        return run_chain(
+            self.ctx, self.label, self.plan.nodes, work, start, stop, _run_isolated,
+            stop_at_failure=self.ctx.on_error is ErrorPolicy.RAISE,
+        )
 
-        def column(data: DataNode) -> list[Any]:
-            col = local.get(data)
-            return col if col is not None else work.values[data][start:stop]
 
-        for node in self.plan.nodes:
-            if not alive:
+Call = Callable[[OpNode, Chunk], list[list[Any]]]
+
+
+def run_chain(
+    ctx: StageContext,
+    label: str,
+    nodes: Sequence[OpNode],
+    work: Work,
+    start: int,
+    stop: int,
+    call: Call,
+    *,
+    stop_at_failure: bool = False,
+    prepare_inputs: Callable[[OpNode, list[list[Any]]], list[list[Any]]] | None = None,
+    prepare_arg: Callable[[Any], Any] | None = None,
+) -> tuple[dict[DataNode, list[Any]], dict[int, tuple[OpNode, SampleError]]]:
+    """Run ``nodes`` in order on rows [start, stop) of ``work`` (on the calling thread).
+
+    A row that fails leaves the chain; its outputs stay ``None``. Returns the
+    new columns (full length, even if every row failed early) and the failures
+    by row of ``work``. ``call`` runs one operator on a chunk (CPU: with
+    per-row isolation; GPU: its device implementation), ``prepare_inputs`` and
+    ``prepare_arg`` move data where the operator wants it.
+    """
+    size = stop - start
+    local: dict[DataNode, list[Any]] = {data: [None] * size for node in nodes for data in node.outputs}
+    failures: dict[int, tuple[OpNode, SampleError]] = {}
+    alive = list(range(size))
+    ids = work.sample_ids[start:stop]
+    sources = work.sources[start:stop]
+
+    def column(data: DataNode) -> list[Any]:
+        col = local.get(data)
+        return col if col is not None else work.values[data][start:stop]
+
+    for node in nodes:
+        if not alive:
+            break
+        inputs = [[column(d)[r] for r in alive] for d in node.inputs]
+        if prepare_inputs is not None:
+            inputs = prepare_inputs(node, inputs)
+        args = {name: [column(d)[r] for r in alive] for name, d in node.arg_inputs.items()}
+        if prepare_arg is not None:
+            args = {name: [prepare_arg(v) for v in values] for name, values in args.items()}
+        chunk = Chunk(
+            inputs=inputs,
+            args=args,
+            sample_ids=ids[alive],
+            sources=[sources[r] for r in alive],
+            epoch=work.epoch,
+            key=ctx.plan.random_keys[id(node)],
+        )
+        began = ctx.stats.op_begin(node.name)  # instrumentation: NVTX push when on
+        try:
+            outputs = call(node, chunk)
+        finally:  # instrumentation: op time, trace event, NVTX pop
+            ctx.stats.op_end(node.name, began, len(chunk), work.epoch, work.batch_index, label)
+        for index, data in enumerate(node.outputs):
+            col = local[data]
+            for j, r in enumerate(alive):
+                col[r] = outputs[index][j]
+        if chunk.failures:
+            for j, err in chunk.failures.items():
+                failures[start + alive[j]] = (node, err)
+            alive = [r for j, r in enumerate(alive) if j not in chunk.failures]
+            if stop_at_failure:
                 break
-            chunk = Chunk(
-                inputs=[[column(d)[r] for r in alive] for d in node.inputs],
-                args={name: [column(d)[r] for r in alive] for name, d in node.arg_inputs.items()},
-                sample_ids=ids[alive],
-                sources=[sources[r] for r in alive],
-                epoch=work.epoch,
-                key=self.ctx.plan.random_keys[id(node)],
-            )
-            began = self.ctx.stats.op_begin(node.name)  # instrumentation: NVTX push when on
-            try:
-                outputs = _run_isolated(node, chunk)
-            finally:  # instrumentation: op time, trace event, NVTX pop
-                self.ctx.stats.op_end(node.name, began, len(chunk), work.epoch, work.batch_index, self.label)
-            for index, data in enumerate(node.outputs):
-                col: list[Any] = [None] * size
-                for j, r in enumerate(alive):
-                    col[r] = outputs[index][j]
-                local[data] = col
-            if chunk.failures:
-                for j, err in chunk.failures.items():
-                    failures[start + alive[j]] = (node, err)
-                alive = [r for j, r in enumerate(alive) if j not in chunk.failures]
-                if self.ctx.on_error is ErrorPolicy.RAISE:
-                    break
-        return local, failures
+    return local, failures
 
 
 def _run_isolated(node: OpNode, chunk: Chunk) -> list[list[Any]]:
