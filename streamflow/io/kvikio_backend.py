@@ -91,15 +91,20 @@ async def read_npy_gpu(
                 if not fut.done():
                     await loop.run_in_executor(None, fut.get)
             f.close()
-        for (off, length, _), got in zip(plan.reads, counts):
-            if got != length:
-                raise ReadError(
-                    f"short GPU read at byte {off}: got {got} of {length} bytes "
-                    "(file truncated while reading?)",
-                    path,
-                )
+        _check_read_sizes(plan, counts, path)
         npy._stats_add(stats, reads=len(plan.reads), bytes_read=plan.buffer_size)
     return npy._assemble(cupy, buf, prep, fill_value)
+
+
+def _check_read_sizes(plan: Any, counts: list[int], path: str) -> None:
+    """Every planned read must return all its bytes (a file can shrink meanwhile)."""
+    for (off, length, _), got in zip(plan.reads, counts):
+        if got != length:
+            raise ReadError(
+                f"short GPU read at byte {off}: got {got} of {length} bytes "
+                "(file truncated while reading?)",
+                path,
+            )
 
 
 def read_npy_gpu_sync(
@@ -141,12 +146,6 @@ def read_npy_gpu_sync(
                 if not fut.done():
                     fut.get()
             f.close()
-        for (off, length, _), got in zip(plan.reads, counts):
-            if got != length:
-                raise ReadError(
-                    f"short GPU read at byte {off}: got {got} of {length} bytes "
-                    "(file truncated while reading?)",
-                    path,
-                )
+        _check_read_sizes(plan, counts, path)
         npy._stats_add(stats, reads=len(plan.reads), bytes_read=plan.buffer_size)
     return npy._assemble(cupy, buf, prep, fill_value)
