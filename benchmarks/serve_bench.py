@@ -52,6 +52,15 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def process_cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of a process [s] (Linux /proc; None elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def percentile(sorted_values: list[float], q: float) -> float:
     if not sorted_values:
         return math.nan
@@ -183,8 +192,11 @@ async def run_mode(name: str, max_batch_size: int, images: list[bytes], args: ar
             for c in args.levels:
                 before = await _server_stats(session, server.url)
                 load_before = os.getloadavg()[0]
+                cpu_before = process_cpu_seconds(server.proc.pid), time.process_time()
                 n = max(args.requests, 4 * c)
                 level = await run_level(session, server.url, images, c, n, args.level_seconds)
+                cpu_after = process_cpu_seconds(server.proc.pid), time.process_time()
+                level["cpu_ms_per_request"] = _cpu_per_request(cpu_before, cpu_after, level["ok"])
                 after = await _server_stats(session, server.url)
                 level["server"] = _server_delta(before, after)
                 # 1-minute load average: > ~2.5 on 2 cores means other jobs shared the machine.
@@ -193,7 +205,9 @@ async def run_mode(name: str, max_batch_size: int, images: list[bytes], args: ar
                 print(
                     f"  {name:>9} c={c:<4} {level['req_per_s']:8.1f} req/s  p50 {level['latency_ms']['p50']:7.1f}"
                     f"  p95 {level['latency_ms']['p95']:7.1f}  p99 {level['latency_ms']['p99']:7.1f} ms"
-                    f"  batch {level['batch_size_mean']:5.1f}  load {level['loadavg_1min'][1]:.1f}  {level['statuses']}",
+                    f"  batch {level['batch_size_mean']:5.1f}  load {level['loadavg_1min'][1]:.1f}"
+                    f"  cpu/req {_fmt_ms(level['cpu_ms_per_request']['server'])} server"
+                    f" {_fmt_ms(level['cpu_ms_per_request']['load_generator'])} client  {level['statuses']}",
                     flush=True,
                 )
             result["server_stats"] = await _server_stats(session, server.url)
@@ -206,6 +220,15 @@ async def run_mode(name: str, max_batch_size: int, images: list[bytes], args: ar
     finally:
         result["server_exit_code"] = server.stop()
     return result
+
+
+def _cpu_per_request(before: tuple[float | None, float], after: tuple[float | None, float],
+                     ok: int) -> dict[str, float | None]:
+    """CPU milliseconds per successful request: the server's and this load generator's."""
+    if ok <= 0:
+        return {"server": None, "load_generator": None}
+    server = None if before[0] is None or after[0] is None else (after[0] - before[0]) * 1e3 / ok
+    return {"server": server, "load_generator": (after[1] - before[1]) * 1e3 / ok}
 
 
 async def _server_stats(session: Any, url: str) -> dict[str, Any]:
@@ -228,6 +251,10 @@ def _server_delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, An
             k: v - pb.get("operator_busy_s", {}).get(k, 0.0) for k, v in pa.get("operator_busy_s", {}).items()
         }
     return out
+
+
+def _fmt_ms(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f} ms"
 
 
 def print_table(modes: list[dict[str, Any]]) -> None:

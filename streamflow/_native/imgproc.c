@@ -11,6 +11,16 @@
  *       window [win_y0, win_y0 + out.shape[0]) x [win_x0, win_x0 + out.shape[1])
  *       is computed and written to `out` (uint8 or float32, HWC).
  *
+ *   resample_normalize(src, out, out_h, out_w, win_y0, win_x0,
+ *                      roi_y0, roi_x0, roi_y1, roi_x1, interp, antialias, order,
+ *                      round_u8, mirror, mean, mul, shift, chw)
+ *       resample followed by crop_mirror_normalize's arithmetic in the last
+ *       pass, into float32 `out` (CHW or HWC): each resampled value is
+ *       rounded to the uint8 grid first when `round_u8` (a uint8 resize), then
+ *       out = (v - mean) * mul + shift, mirrored horizontally when `mirror`.
+ *       Bit-identical to resample(uint8 or float32) + crop_mirror_normalize,
+ *       without the intermediate image.
+ *
  *   crop_mirror_normalize(src, out, y0, x0, mirror, mean, mul, shift, fill,
  *                         layout_chw, out_dtype)
  *       out = (src - mean) * mul + shift over a window (that may leave the
@@ -475,7 +485,103 @@ typedef struct {
     int out_dt;
     AxisPlan py, px;
     int order_vh; /* 1: vertical pass first */
+    /* resample_normalize: the last pass stores normalized float32 */
+    int norm, norm_round_u8, norm_mirror, norm_chw;
+    float norm_mean[64], norm_mul[64], norm_shift;
 } ResampleJob;
+
+#define MAX_NORM_CHANNELS 64
+
+/* uint8-grid value of a resampled float: clip to [0, 255] (NaN -> 0), round
+ * half to even -- exactly what store_row writes for a uint8 output. */
+static inline float grid_u8(float v) {
+    v = v > 0.0f ? v : 0.0f;
+    v = v > 255.0f ? 255.0f : v;
+    return (v + 8388608.0f) - 8388608.0f;
+}
+
+/* Normalizing store of one output row (ow pixels of C interleaved floats).
+ * The arithmetic is crop_mirror_normalize's: ((float)u8 - mean) * mul + shift,
+ * so the result is bit-identical to the unfused pair. */
+SF_CLONES static void store_norm_row(const ResampleJob *J, int y, const float *SF_RESTRICT src) {
+    const int ow = J->px.n, C = J->C, mirror = J->norm_mirror, rnd = J->norm_round_u8;
+    const float sh = J->norm_shift;
+    float *out = (float *)J->out;
+    if (J->norm_chw) {
+        const size_t plane = (size_t)J->py.n * ow;
+        int x = 0;
+#if SF_HAVE_VEC && defined(__GNUC__) && !defined(__clang__)
+        if (C == 3) {
+            float *SF_RESTRICT o0 = out + (size_t)y * ow;
+            float *SF_RESTRICT o1 = o0 + plane;
+            float *SF_RESTRICT o2 = o1 + plane;
+            const v4f zero = v4_splat(0.0f), top = v4_splat(255.0f), magic = v4_splat(8388608.0f);
+            const v4f m0 = v4_splat(J->norm_mean[0]), m1 = v4_splat(J->norm_mean[1]),
+                      m2 = v4_splat(J->norm_mean[2]);
+            const v4f k0 = v4_splat(J->norm_mul[0]), k1 = v4_splat(J->norm_mul[1]),
+                      k2 = v4_splat(J->norm_mul[2]);
+            const v4f vsh = v4_splat(sh);
+            const v4i rev = {3, 2, 1, 0};
+            for (; x + 4 <= ow; x += 4) {
+                /* 4 RGB pixels -> R, G, B vectors */
+                v4f a = v4_load(src + (size_t)x * 3), b = v4_load(src + (size_t)x * 3 + 4),
+                    c = v4_load(src + (size_t)x * 3 + 8);
+                v4f r = __builtin_shuffle(__builtin_shuffle(a, b, (v4i){0, 3, 6, 0}), c, (v4i){0, 1, 2, 5});
+                v4f g = __builtin_shuffle(__builtin_shuffle(a, b, (v4i){1, 4, 7, 0}), c, (v4i){0, 1, 2, 6});
+                v4f bl = __builtin_shuffle(__builtin_shuffle(a, b, (v4i){2, 5, 0, 0}), c, (v4i){0, 1, 4, 7});
+                v4f ch[3] = {r, g, bl};
+                for (int k = 0; k < 3; k++) {
+                    v4f v = ch[k];
+                    if (rnd) {
+                        v4i m = v > zero; /* NaN and negatives -> 0 */
+                        v = (v4f)((v4i)v & m);
+                        m = v > top;
+                        v = (v4f)(((v4i)v & ~m) | ((v4i)top & m));
+                        v = (v + magic) - magic;
+                    }
+                    ch[k] = v;
+                }
+                v4f n0 = (ch[0] - m0) * k0 + vsh, n1 = (ch[1] - m1) * k1 + vsh, n2 = (ch[2] - m2) * k2 + vsh;
+                if (mirror) {
+                    size_t d = (size_t)(ow - 4 - x);
+                    v4_store(o0 + d, __builtin_shuffle(n0, rev));
+                    v4_store(o1 + d, __builtin_shuffle(n1, rev));
+                    v4_store(o2 + d, __builtin_shuffle(n2, rev));
+                } else {
+                    v4_store(o0 + x, n0);
+                    v4_store(o1 + x, n1);
+                    v4_store(o2 + x, n2);
+                }
+            }
+        }
+#endif
+        for (; x < ow; x++) {
+            size_t d = (size_t)y * ow + (size_t)(mirror ? ow - 1 - x : x);
+            for (int c = 0; c < C; c++) {
+                float v = src[(size_t)x * C + c];
+                if (rnd) v = grid_u8(v);
+                out[(size_t)c * plane + d] = (v - J->norm_mean[c]) * J->norm_mul[c] + sh;
+            }
+        }
+    } else {
+        float *row = (float *)(J->out + (Py_ssize_t)y * J->out_row_stride);
+        for (int x = 0; x < ow; x++) {
+            float *o = row + (size_t)(mirror ? ow - 1 - x : x) * C;
+            for (int c = 0; c < C; c++) {
+                float v = src[(size_t)x * C + c];
+                if (rnd) v = grid_u8(v);
+                o[c] = (v - J->norm_mean[c]) * J->norm_mul[c] + sh;
+            }
+        }
+    }
+}
+
+static void store_out_row(const ResampleJob *J, int y, const float *src) {
+    if (J->norm)
+        store_norm_row(J, y, src);
+    else
+        store_row(J->out + (Py_ssize_t)y * J->out_row_stride, J->out_dt, src, J->px.n * J->C);
+}
 
 /* Returns 0 on success, -1 on allocation failure. Runs without the GIL. */
 static int run_resample(ResampleJob *J) {
@@ -543,7 +649,7 @@ static int run_resample(ResampleJob *J) {
             }
             vrow_f32(vbuf, (const float *const *)rows, wy, Sy, (int)len);
             hrow(rowbuf, vbuf, C, &J->px, col0);
-            store_row(J->out + (Py_ssize_t)y * J->out_row_stride, J->out_dt, rowbuf, ow * C);
+            store_out_row(J, y, rowbuf);
         }
         free(ring);
         free(tag);
@@ -583,7 +689,7 @@ static int run_resample(ResampleJob *J) {
             const float *wy = J->py.w + (size_t)y * Sy;
             for (int k = 0; k < Sy; k++) rows[k] = tmp + (size_t)(iy[k] - row0) * tstride;
             vrow_f32(rowbuf, rows, wy, Sy, (int)tlen);
-            store_row(J->out + (Py_ssize_t)y * J->out_row_stride, J->out_dt, rowbuf, ow * C);
+            store_out_row(J, y, rowbuf);
         }
         free(tmp);
         free(cbuf);
@@ -641,13 +747,11 @@ static float cost_order(int vh, double in_h, double in_w, double out_h, double o
     }
 }
 
-static PyObject *py_resample(PyObject *self, PyObject *args) {
-    PyObject *src_obj, *out_obj;
-    int out_h, out_w, wy0, wx0, interp, antialias, order;
-    float ry0, rx0, ry1, rx1;
-    if (!PyArg_ParseTuple(args, "OOiiiiffffiii:resample", &src_obj, &out_obj, &out_h, &out_w,
-                          &wy0, &wx0, &ry0, &rx0, &ry1, &rx1, &interp, &antialias, &order))
-        return NULL;
+/* The shared body of resample and resample_normalize: `J` arrives with the
+ * normalize fields set (J->norm == 0 for a plain resample). */
+static PyObject *resample_impl(PyObject *src_obj, PyObject *out_obj, int out_h, int out_w, int wy0,
+                               int wx0, float ry0, float rx0, float ry1, float rx1, int interp,
+                               int antialias, int order, ResampleJob *J) {
     Py_buffer sb, ob;
     if (PyObject_GetBuffer(src_obj, &sb, PyBUF_RECORDS_RO) < 0) return NULL;
     if (PyObject_GetBuffer(out_obj, &ob, PyBUF_RECORDS) < 0) {
@@ -655,28 +759,47 @@ static PyObject *py_resample(PyObject *self, PyObject *args) {
         return NULL;
     }
     PyObject *ret = NULL;
-    ResampleJob J;
-    memset(&J, 0, sizeof J);
-    if (check_hwc(&sb, "src") < 0 || check_hwc(&ob, "out") < 0) goto done;
-    J.src_dt = dtype_of(&sb);
-    J.out_dt = dtype_of(&ob);
-    if (J.src_dt != DT_UINT8 && J.src_dt != DT_FLOAT32) {
+    int oh, ow;
+    if (check_hwc(&sb, "src") < 0) goto done;
+    J->src_dt = dtype_of(&sb);
+    J->out_dt = dtype_of(&ob);
+    if (J->src_dt != DT_UINT8 && J->src_dt != DT_FLOAT32) {
         PyErr_SetString(PyExc_ValueError, "src must be uint8 or float32");
         goto done;
     }
-    if (J.out_dt != DT_UINT8 && J.out_dt != DT_FLOAT32) {
-        PyErr_SetString(PyExc_ValueError, "out must be uint8 or float32");
-        goto done;
+    J->in_h = (int)sb.shape[0];
+    J->in_w = (int)sb.shape[1];
+    J->C = (int)sb.shape[2];
+    if (J->norm) {
+        if (J->out_dt != DT_FLOAT32 || ob.ndim != 3 || !PyBuffer_IsContiguous(&ob, 'C')) {
+            PyErr_SetString(PyExc_ValueError, "out must be a C-contiguous 3-D float32 array");
+            goto done;
+        }
+        if (J->C > MAX_NORM_CHANNELS) {
+            PyErr_SetString(PyExc_ValueError, "at most 64 channels");
+            goto done;
+        }
+        int oc = (int)(J->norm_chw ? ob.shape[0] : ob.shape[2]);
+        oh = (int)(J->norm_chw ? ob.shape[1] : ob.shape[0]);
+        ow = (int)(J->norm_chw ? ob.shape[2] : ob.shape[1]);
+        if (oc != J->C) {
+            PyErr_SetString(PyExc_ValueError, "src and out channel counts differ");
+            goto done;
+        }
+    } else {
+        if (check_hwc(&ob, "out") < 0) goto done;
+        if (J->out_dt != DT_UINT8 && J->out_dt != DT_FLOAT32) {
+            PyErr_SetString(PyExc_ValueError, "out must be uint8 or float32");
+            goto done;
+        }
+        if (ob.shape[2] != J->C) {
+            PyErr_SetString(PyExc_ValueError, "src and out channel counts differ");
+            goto done;
+        }
+        oh = (int)ob.shape[0];
+        ow = (int)ob.shape[1];
     }
-    J.in_h = (int)sb.shape[0];
-    J.in_w = (int)sb.shape[1];
-    J.C = (int)sb.shape[2];
-    if (ob.shape[2] != J.C) {
-        PyErr_SetString(PyExc_ValueError, "src and out channel counts differ");
-        goto done;
-    }
-    int oh = (int)ob.shape[0], ow = (int)ob.shape[1];
-    if (J.in_h <= 0 || J.in_w <= 0 || J.C <= 0 || out_h <= 0 || out_w <= 0) {
+    if (J->in_h <= 0 || J->in_w <= 0 || J->C <= 0 || out_h <= 0 || out_w <= 0) {
         PyErr_SetString(PyExc_ValueError, "sizes must be positive");
         goto done;
     }
@@ -688,49 +811,101 @@ static PyObject *py_resample(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "bad interpolation code");
         goto done;
     }
-    J.src = (const char *)sb.buf;
-    J.src_row_stride = sb.strides[0];
-    J.out = (char *)ob.buf;
-    J.out_row_stride = ob.strides[0];
+    J->src = (const char *)sb.buf;
+    J->src_row_stride = sb.strides[0];
+    J->out = (char *)ob.buf;
+    J->out_row_stride = ob.strides[J->norm && J->norm_chw ? 1 : 0];
 
     int fail = 0;
     Py_BEGIN_ALLOW_THREADS;
-    if (plan_axis(&J.py, interp, antialias, J.in_h, out_h, wy0, oh, ry0, ry1, 1) < 0 ||
-        plan_axis(&J.px, interp, antialias, J.in_w, out_w, wx0, ow, rx0, rx1, 0) < 0) {
+    if (plan_axis(&J->py, interp, antialias, J->in_h, out_h, wy0, oh, ry0, ry1, 1) < 0 ||
+        plan_axis(&J->px, interp, antialias, J->in_w, out_w, wx0, ow, rx0, rx1, 0) < 0) {
         fail = 1;
     } else {
         if (order == 0) {
             /* automatic: decided from the full geometry (never from the
              * window), so a window equals the slice of the full output */
             double in_h = fabs((double)ry1 - ry0), in_w = fabs((double)rx1 - rx0);
-            if (in_h > J.in_h) in_h = J.in_h;
-            if (in_w > J.in_w) in_w = J.in_w;
+            if (in_h > J->in_h) in_h = J->in_h;
+            if (in_w > J->in_w) in_w = J->in_w;
             if (in_h < 1) in_h = 1;
             if (in_w < 1) in_w = 1;
             Filter fy = choose_filter(interp, antialias, fabsf(ry1 - ry0), (float)out_h);
             Filter fx = choose_filter(interp, antialias, fabsf(rx1 - rx0), (float)out_w);
             int Sy = interp == INTERP_NN ? 1 : filter_support(&fy);
             int Sx = interp == INTERP_NN ? 1 : filter_support(&fx);
-            float c_vh = cost_order(1, in_h, in_w, out_h, out_w, J.C, Sy, Sx);
-            float c_hv = cost_order(0, in_h, in_w, out_h, out_w, J.C, Sy, Sx);
-            J.order_vh = c_vh <= c_hv;
+            float c_vh = cost_order(1, in_h, in_w, out_h, out_w, J->C, Sy, Sx);
+            float c_hv = cost_order(0, in_h, in_w, out_h, out_w, J->C, Sy, Sx);
+            J->order_vh = c_vh <= c_hv;
         } else {
-            J.order_vh = order == 1;
+            J->order_vh = order == 1;
         }
-        if (run_resample(&J) < 0) fail = 1;
+        if (run_resample(J) < 0) fail = 1;
     }
-    plan_free(&J.py);
-    plan_free(&J.px);
+    plan_free(&J->py);
+    plan_free(&J->px);
     Py_END_ALLOW_THREADS;
     if (fail) {
         PyErr_NoMemory();
         goto done;
     }
-    ret = PyLong_FromLong(J.order_vh ? 1 : 2);
+    ret = PyLong_FromLong(J->order_vh ? 1 : 2);
 done:
     PyBuffer_Release(&sb);
     PyBuffer_Release(&ob);
     return ret;
+}
+
+static PyObject *py_resample(PyObject *self, PyObject *args) {
+    PyObject *src_obj, *out_obj;
+    int out_h, out_w, wy0, wx0, interp, antialias, order;
+    float ry0, rx0, ry1, rx1;
+    if (!PyArg_ParseTuple(args, "OOiiiiffffiii:resample", &src_obj, &out_obj, &out_h, &out_w,
+                          &wy0, &wx0, &ry0, &rx0, &ry1, &rx1, &interp, &antialias, &order))
+        return NULL;
+    ResampleJob J;
+    memset(&J, 0, sizeof J);
+    return resample_impl(src_obj, out_obj, out_h, out_w, wy0, wx0, ry0, rx0, ry1, rx1, interp,
+                         antialias, order, &J);
+}
+
+static int read_floats(PyObject *seq, float *dst, int n, const char *what);
+
+static PyObject *py_resample_normalize(PyObject *self, PyObject *args) {
+    PyObject *src_obj, *out_obj, *mean_obj, *mul_obj;
+    int out_h, out_w, wy0, wx0, interp, antialias, order, round_u8, mirror, chw;
+    float ry0, rx0, ry1, rx1, shift;
+    if (!PyArg_ParseTuple(args, "OOiiiiffffiiippOOfp:resample_normalize", &src_obj, &out_obj,
+                          &out_h, &out_w, &wy0, &wx0, &ry0, &rx0, &ry1, &rx1, &interp, &antialias,
+                          &order, &round_u8, &mirror, &mean_obj, &mul_obj, &shift, &chw))
+        return NULL;
+    ResampleJob J;
+    memset(&J, 0, sizeof J);
+    J.norm = 1;
+    J.norm_round_u8 = round_u8;
+    J.norm_mirror = mirror;
+    J.norm_chw = chw;
+    J.norm_shift = shift;
+    Py_ssize_t n = PySequence_Size(mean_obj);
+    if (n < 0) return NULL;
+    if (n < 1 || n > MAX_NORM_CHANNELS) {
+        PyErr_SetString(PyExc_ValueError, "mean must have 1 to 64 values (one per channel)");
+        return NULL;
+    }
+    if (read_floats(mean_obj, J.norm_mean, (int)n, "mean") < 0 ||
+        read_floats(mul_obj, J.norm_mul, (int)n, "mul") < 0)
+        return NULL;
+    /* the channel count must match the source's */
+    Py_buffer sb;
+    if (PyObject_GetBuffer(src_obj, &sb, PyBUF_RECORDS_RO) < 0) return NULL;
+    int C = sb.ndim == 3 ? (int)sb.shape[2] : -1;
+    PyBuffer_Release(&sb);
+    if (C != (int)n) {
+        PyErr_Format(PyExc_ValueError, "mean and mul must have one value per source channel (%d)", C);
+        return NULL;
+    }
+    return resample_impl(src_obj, out_obj, out_h, out_w, wy0, wx0, ry0, rx0, ry1, rx1, interp,
+                         antialias, order, &J);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -1030,6 +1205,9 @@ static PyMethodDef methods[] = {
     {"resample", py_resample, METH_VARARGS,
      "resample(src, out, out_h, out_w, win_y0, win_x0, roi_y0, roi_x0, roi_y1, roi_x1, "
      "interp, antialias, order) -> order used (1: vertical first, 2: horizontal first)"},
+    {"resample_normalize", py_resample_normalize, METH_VARARGS,
+     "resample_normalize(src, out, out_h, out_w, win_y0, win_x0, roi_y0, roi_x0, roi_y1, roi_x1, "
+     "interp, antialias, order, round_u8, mirror, mean, mul, shift, chw) -> order used"},
     {"crop_mirror_normalize", py_cmn, METH_VARARGS,
      "crop_mirror_normalize(src, out, y0, x0, mirror, mean, mul, shift, fill, chw)"},
     {"filter_table", py_filter_table, METH_VARARGS,

@@ -51,6 +51,8 @@ float32, plus a flipped fractional roi:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -64,7 +66,14 @@ except ImportError as exc:  # pragma: no cover - only when the extension is not 
 else:
     _IMPORT_ERROR = None
 
-__all__ = ["crop_mirror_normalize", "native_available", "resample", "resampled_size_window"]
+__all__ = [
+    "crop_mirror_normalize",
+    "native_available",
+    "normalize_multipliers",
+    "resample",
+    "resample_normalize",
+    "resampled_size_window",
+]
 
 _INTERP_CODES = {
     InterpType.INTERP_NN: 0,
@@ -141,6 +150,62 @@ def _check_window(
     return y0, x0, h, w
 
 
+@dataclass(frozen=True)
+class _ResampleGeometry:
+    """Validated arguments shared by ``resample`` and ``resample_normalize``."""
+
+    src: np.ndarray  # 3-D HWC with contiguous pixels
+    was_2d: bool
+    out_size: tuple[int, int]
+    window: tuple[int, int, int, int]  # (y0, x0, h, w)
+    roi: tuple[float, float, float, float]
+    interp: InterpType
+    order: str | None
+
+    def native_args(self, antialias: bool) -> tuple[Any, ...]:
+        """The C entry points' arguments after ``src`` and ``out``."""
+        return (
+            *self.out_size, self.window[0], self.window[1], *self.roi,
+            _INTERP_CODES[self.interp], bool(antialias), _ORDER_CODES[self.order],
+        )  # fmt: skip
+
+
+def _resample_geometry(
+    src: np.ndarray,
+    out_size: tuple[int, int],
+    window: tuple[int, int, int, int] | None,
+    roi: tuple[float, float, float, float] | None,
+    interp: InterpType | str,
+    order: str | None,
+) -> _ResampleGeometry:
+    src3, was_2d = _as_hwc(src, "src", _RESAMPLE_DTYPES)
+    H, W, _ = src3.shape
+    try:
+        out_h, out_w = (int(v) for v in out_size)
+    except (TypeError, ValueError):
+        raise ValueError(f"out_size must be (out_h, out_w), got {out_size!r}") from None
+    if out_h <= 0 or out_w <= 0:
+        raise ValueError(f"out_size must be positive, got {(out_h, out_w)}")
+    win = _check_window(window, out_h, out_w, what="window", inside=True)
+    if roi is None:
+        box = (0.0, 0.0, float(H), float(W))
+    else:
+        if len(roi) != 4:
+            raise ValueError(f"roi must be (y0, x0, y1, x1), got {roi!r}")
+        ry0, rx0, ry1, rx1 = (float(v) for v in roi)
+        if not all(np.isfinite([ry0, rx0, ry1, rx1])):
+            raise ValueError(f"roi must be finite, got {roi!r}")
+        if ry0 == ry1 or rx0 == rx1:
+            raise ValueError(f"roi must have a non-zero extent on both axes, got {roi!r}")
+        box = (ry0, rx0, ry1, rx1)
+    interp = parse_interp(interp) if isinstance(interp, str) else interp
+    if interp not in _INTERP_CODES:
+        raise ValueError(f"unsupported interpolation {interp!r}")
+    if order not in _ORDER_CODES:
+        raise ValueError(f"order must be 'vh', 'hv' or None, got {order!r}")
+    return _ResampleGeometry(src3, was_2d, (out_h, out_w), win, box, interp, order)
+
+
 def resample(
     src: np.ndarray,
     out_size: tuple[int, int],
@@ -188,33 +253,12 @@ def resample(
             output size, window outside the output, malformed roi or ``out``.
     """
     lib = _native()
-    src3, was_2d = _as_hwc(src, "src", _RESAMPLE_DTYPES)
-    H, W, C = src3.shape
-    try:
-        out_h, out_w = (int(v) for v in out_size)
-    except (TypeError, ValueError):
-        raise ValueError(f"out_size must be (out_h, out_w), got {out_size!r}") from None
-    if out_h <= 0 or out_w <= 0:
-        raise ValueError(f"out_size must be positive, got {(out_h, out_w)}")
-    wy0, wx0, wh, ww = _check_window(window, out_h, out_w, what="window", inside=True)
-    if roi is None:
-        ry0, rx0, ry1, rx1 = 0.0, 0.0, float(H), float(W)
-    else:
-        if len(roi) != 4:
-            raise ValueError(f"roi must be (y0, x0, y1, x1), got {roi!r}")
-        ry0, rx0, ry1, rx1 = (float(v) for v in roi)
-        if not all(np.isfinite([ry0, rx0, ry1, rx1])):
-            raise ValueError(f"roi must be finite, got {roi!r}")
-        if ry0 == ry1 or rx0 == rx1:
-            raise ValueError(f"roi must have a non-zero extent on both axes, got {roi!r}")
-    interp = parse_interp(interp) if isinstance(interp, str) else interp
-    if interp not in _INTERP_CODES:
-        raise ValueError(f"unsupported interpolation {interp!r}")
+    g = _resample_geometry(src, out_size, window, roi, interp, order)
+    src3, was_2d, C = g.src, g.was_2d, g.src.shape[2]
+    wh, ww = g.window[2], g.window[3]
     odt = np.dtype(out_dtype)
     if odt not in _RESAMPLE_DTYPES:
         raise ValueError(f"out_dtype must be uint8 or float32, got {odt}")
-    if order not in _ORDER_CODES:
-        raise ValueError(f"order must be 'vh', 'hv' or None, got {order!r}")
     if out is None:
         out3 = np.empty((wh, ww, C), dtype=odt)
         result = out3
@@ -230,10 +274,7 @@ def resample(
         if not out.flags.writeable:
             raise ValueError("out is read-only")
         result = out3
-    lib.resample(
-        src3, out3, out_h, out_w, wy0, wx0, ry0, rx0, ry1, rx1,
-        _INTERP_CODES[interp], bool(antialias), _ORDER_CODES[order],
-    )  # fmt: skip
+    lib.resample(src3, out3, *g.native_args(antialias))
     if out is not None:
         return out
     return result[:, :, 0] if was_2d else result
@@ -268,6 +309,84 @@ def _per_channel(values: Sequence[float] | np.ndarray | float, n: int, what: str
     if arr.size != n:
         raise ValueError(f"{what} must have 1 or {n} values, got {arr.size}")
     return [float(v) for v in arr]
+
+
+def normalize_multipliers(
+    mean: Sequence[float] | np.ndarray | float, std: Sequence[float] | np.ndarray | float, scale: float, channels: int
+) -> tuple[list[float], list[float]]:
+    """Per-channel ``mean`` and ``mul = scale / std`` (rounded to float32 like the kernel's math)."""
+    mean_l = _per_channel(mean, channels, "mean")
+    std_l = _per_channel(std, channels, "std")
+    if any(s == 0.0 for s in std_l):
+        raise ValueError("std must be non-zero")
+    return mean_l, [float(np.float32(scale) / np.float32(s)) for s in std_l]
+
+
+def resample_normalize(
+    src: np.ndarray,
+    out_size: tuple[int, int],
+    *,
+    window: tuple[int, int, int, int] | None = None,
+    interp: InterpType | str = InterpType.INTERP_LINEAR,
+    antialias: bool = True,
+    roi: tuple[float, float, float, float] | None = None,
+    resize_dtype: np.dtype | type = np.uint8,
+    mirror: bool = False,
+    mean: Sequence[float] | np.ndarray | float = (0.0,),
+    std: Sequence[float] | np.ndarray | float = (1.0,),
+    scale: float = 1.0,
+    shift: float = 0.0,
+    layout: str = "CHW",
+    out: np.ndarray | None = None,
+    order: str | None = None,
+) -> np.ndarray:
+    """``resample`` then ``crop_mirror_normalize`` (float32 output) in one pass.
+
+    Equal, bit for bit, to ``crop_mirror_normalize(resample(src, ...,
+    out_dtype=resize_dtype), mirror=..., mean=..., std=..., layout=...)``:
+    with ``resize_dtype=uint8`` each resampled value is rounded to the uint8
+    grid (half to even, clipped) before the normalization, as the unfused
+    pair does; the intermediate image is never stored.
+
+    Args:
+        src, out_size, window, interp, antialias, roi, order: as ``resample``.
+        resize_dtype: the resize's output type, ``uint8`` or ``float32``.
+        mirror, mean, std, scale, shift: as ``crop_mirror_normalize``.
+        layout: ``"CHW"`` or ``"HWC"``.
+        out: optional C-contiguous float32 output of shape ``(C, h, w)``
+            (CHW) or ``(h, w, C)`` (HWC), e.g. one row of a batch array.
+
+    Returns:
+        The float32 output (``out`` when given).
+
+    Raises:
+        ValueError: as ``resample`` and ``crop_mirror_normalize``.
+    """
+    lib = _native()
+    g = _resample_geometry(src, out_size, window, roi, interp, order)
+    C = g.src.shape[2]
+    _, _, wh, ww = g.window
+    rdt = np.dtype(resize_dtype)
+    if rdt not in _RESAMPLE_DTYPES:
+        raise ValueError(f"resize_dtype must be uint8 or float32, got {rdt}")
+    layout_u = layout.upper() if isinstance(layout, str) else layout
+    if layout_u not in ("CHW", "HWC"):
+        raise ValueError(f"layout must be 'CHW' or 'HWC', got {layout!r}")
+    mean_l, mul_l = normalize_multipliers(mean, std, scale, C)
+    shape = (C, wh, ww) if layout_u == "CHW" else (wh, ww, C)
+    if out is None:
+        out = np.empty(shape, dtype=np.float32)
+    elif (
+        not isinstance(out, np.ndarray) or out.dtype != np.float32 or out.shape != shape
+        or not out.flags.c_contiguous or not out.flags.writeable
+    ):
+        got = (getattr(out, "shape", None), getattr(out, "dtype", None))
+        raise ValueError(f"out must be a writeable C-contiguous float32 array of shape {shape}, got {got}")
+    lib.resample_normalize(
+        g.src, out, *g.native_args(antialias), rdt == np.uint8, bool(mirror), mean_l, mul_l,
+        float(shift), layout_u == "CHW",
+    )  # fmt: skip
+    return out
 
 
 def crop_mirror_normalize(
@@ -343,11 +462,7 @@ def crop_mirror_normalize(
         oc = 1
         while oc < C:
             oc *= 2
-    mean_l = _per_channel(mean, C, "mean")
-    std_l = _per_channel(std, C, "std")
-    if any(s == 0.0 for s in std_l):
-        raise ValueError("std must be non-zero")
-    mul_l = [float(np.float32(scale) / np.float32(s)) for s in std_l]
+    mean_l, mul_l = normalize_multipliers(mean, std, scale, C)
     fill_arr = np.asarray(fill_values, dtype=np.float64).reshape(-1)
     if fill_arr.size == 1:
         fill_l = [float(fill_arr[0])] * oc

@@ -70,6 +70,14 @@ class CropMirrorNormalize(Operator):
             self._cropper = Crop(CropSpec(crop_h=chunk.arg("crop_h", row, None), crop_w=chunk.arg("crop_w", row, None)))
         return self._cropper.window_for(chunk, row, height, width)
 
+    def output_shape(self, image: np.ndarray, window: Window | None) -> tuple[int, int, int]:
+        """The shape ``normalize`` gives for ``image`` and ``window``."""
+        h, w = (window[2], window[3]) if window is not None else image.shape[:2]
+        channels = image.shape[2] if image.ndim == 3 else 1
+        if self.pad_output:
+            channels = 1 << (channels - 1).bit_length()
+        return (channels, h, w) if self.output_layout == "CHW" else (h, w, channels)
+
     def normalize(self, chunk: Chunk, row: int, image: np.ndarray, window: Window | None) -> np.ndarray:
         return kernels.crop_mirror_normalize(
             image,
@@ -83,6 +91,7 @@ class CropMirrorNormalize(Operator):
             layout=self.output_layout,
             pad_output=self.pad_output,
             fill_values=self.crop.fill_values,
+            out=chunk.output_buffer(row, self.output_shape(image, window), self.out_dtype),
         )
 
     def run(self, chunk: Chunk) -> list[list[Any]]:

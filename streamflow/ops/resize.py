@@ -183,17 +183,21 @@ class Resize(Operator):
         )
         return out, roi
 
-    def resample(self, image: np.ndarray, out_size: tuple[int, int], roi: Any, window: Any = None) -> np.ndarray:
+    def resample(
+        self, image: np.ndarray, out_size: tuple[int, int], roi: Any, window: Any = None, out: np.ndarray | None = None
+    ) -> np.ndarray:
         return kernels.resample(
             image, out_size, window=window, interp=self.spec.interp, antialias=self.spec.antialias,
-            roi=roi, out_dtype=self.spec.dtype or image.dtype,
+            roi=roi, out_dtype=self.spec.dtype or image.dtype, out=out,
         )
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
         out = []
         for row, image in enumerate(chunk.inputs[0]):
             size, roi = self.plan_sample(chunk, row, image.shape[0], image.shape[1])
-            out.append(self.resample(image, size, roi))
+            shape = size if image.ndim == 2 else (*size, image.shape[2])
+            target = chunk.output_buffer(row, shape, self.spec.dtype or image.dtype)
+            out.append(self.resample(image, size, roi, out=target))
         return [out]
 
     def layout(self, index: int) -> str:

@@ -22,6 +22,8 @@ from ..errors import PipelineError, SampleError
 from ..graph import DataNode, OpNode
 from ..ops.base import Chunk, Source, SourceBatch
 from ..tensor import TensorList
+from ..types import Device
+from .arena import BatchArena
 from .io_pool import WorkerPool
 from .plan import ExecutionPlan, StageKind, StagePlan
 from .stats import SkippedSample, StatsRecorder
@@ -191,6 +193,16 @@ class SourceStage(_Stage):
 class ComputeStage(_Stage):
     """Runs a chain of operators on the rows of each batch, chunk by chunk."""
 
+    def __init__(self, plan: StagePlan, ctx: StageContext, keep: set[DataNode]) -> None:
+        super().__init__(plan, ctx, keep)
+        # Host outputs of the pipeline made here, each listed once: their
+        # operators may write straight into the batch array.
+        listed = list(ctx.plan.outputs)
+        self._arena_outputs = [
+            data for node in plan.nodes for data in node.outputs
+            if listed.count(data) == 1 and data.device is Device.CPU
+        ]  # fmt: skip
+
     async def process(self, work: Work, attempt: int = 0) -> Work:
         if attempt > MAX_REPLACEMENT_ATTEMPTS:
             raise PipelineError(
@@ -201,6 +213,8 @@ class ComputeStage(_Stage):
         n = len(work)
         if n == 0:
             return work
+        for data in self._arena_outputs:
+            work.arenas[data] = BatchArena(n)
         parts = min(n, self.ctx.chunks_per_batch)
         bounds = [round(i * n / parts) for i in range(parts + 1)]
         import asyncio
@@ -276,6 +290,7 @@ def run_chain(
             sources=[sources[r] for r in alive],
             epoch=work.epoch,
             key=ctx.plan.random_keys[id(node)],
+            output_slots=_slots_for(node, work, start, alive),
         )
         began = ctx.stats.op_begin(node.name)  # instrumentation: NVTX push when on
         try:
@@ -293,6 +308,23 @@ def run_chain(
             if stop_at_failure:
                 break
     return local, failures
+
+
+def _slots_for(
+    node: OpNode, work: Work, start: int, alive: list[int]
+) -> Callable[[int, int, tuple[int, ...], Any], Any] | None:
+    """``Chunk.output_slots`` for ``node``: its outputs' rows in the batch arenas, if any."""
+    arenas = [work.arenas.get(data) for data in node.outputs]
+    if not any(arenas):
+        return None
+
+    def slot(output: int, row: int, shape: tuple[int, ...], dtype: Any) -> Any:
+        arena = arenas[output] if 0 <= output < len(arenas) else None
+        if arena is None or not 0 <= row < len(alive):
+            return None
+        return arena.slot(start + alive[row], shape, dtype)
+
+    return slot
 
 
 def _run_isolated(node: OpNode, chunk: Chunk) -> list[list[Any]]:
@@ -338,5 +370,11 @@ def assemble_outputs(plan: ExecutionPlan, work: Work) -> tuple[TensorList, ...]:
     for data in plan.outputs:
         op = data.producer.op
         layout = op.layout(data.index) if hasattr(op, "layout") else ""
-        result.append(TensorList.from_samples(work.values[data], layout=layout, device=data.device))
+        samples = work.values[data]
+        arena = work.arenas.get(data)
+        dense = arena.take(samples) if arena is not None else None
+        if dense is not None:  # written in place: no copy
+            result.append(TensorList(dense, layout=layout, device=data.device))
+        else:
+            result.append(TensorList.from_samples(samples, layout=layout, device=data.device))
     return tuple(result)

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..graph import DataNode
+from .arena import BatchArena
 
 __all__ = ["EndOfEpoch", "StageFailure", "Work"]
 
@@ -49,6 +50,8 @@ class Work:
     # Rows dropped without a replacement (sources that cannot re-read, such as
     # external_source, under on_error="skip"): (sample id, error).
     dropped: list[tuple[int, Any]] = field(default_factory=list)
+    # Host pipeline outputs written in place by their operators (see arena.py).
+    arenas: dict[DataNode, BatchArena] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.sample_ids)
