@@ -2,21 +2,26 @@
 
 Starts ``examples/inference_server.py`` on 127.0.0.1 in a subprocess (JPEG
 bytes in, streamflow preprocessing, a small torch CNN on the CPU, JSON out),
-then drives it with a closed-loop aiohttp load generator at each concurrency
+then drives it with a closed-loop load generator at each concurrency
 level (default 1, 8, 64, 256): ``c`` clients each send a request, wait for the
 answer and send the next, until the level's request count or time limit is
-reached. Done twice in one run: with dynamic batching (``--max-batch-size``,
-default 32) and with ``--max-batch-size 1`` (the per-request baseline).
-Reported per level: requests/s, latency p50/p95/p99 as the client sees it,
-errors, the server's mean batch size, and where the server's time went.
+reached. Two servers in one run: with dynamic batching (``--max-batch-size``,
+default 32) and with ``--max-batch-size 1`` (the per-request baseline). At
+each level the two take turns, ``--repeats`` timed runs each (default 3),
+and the run with the median throughput is reported (all runs' req/s are in
+the JSON). Reported per level: requests/s, latency p50/p95/p99 as the client
+sees it, errors, the server's mean batch size, the CPU time per request of
+the server and of the load generator, and where the server's time went.
 
     python benchmarks/serve_bench.py                     # full run, JSON to results/
     python benchmarks/serve_bench.py --quick             # smoke run (small, short)
     python benchmarks/serve_bench.py --levels 1,64 --requests 2000
 
 Loopback only; every loop is bounded in requests and seconds. The load
-generator shares the machine with the server (2 cores on the dev VM), so
-absolute numbers include its cost; compare the two modes by their ratio.
+generator shares the machine with the server (2 cores on the dev VM), so it
+is a lean keep-alive HTTP/1.1 client (``_http_load.py``) rather than aiohttp's:
+it uses ~3x less CPU per request, which would otherwise be taken from the
+server. Its CPU per request is reported; compare the two modes by their ratio.
 Needs aiohttp and torch (see docs/serving.md for the venv).
 """
 
@@ -39,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # _common, _dataset
 
 import _common
 import _dataset
+from _http_load import LoadConnection
 
 REPO = _common.REPO_ROOT
 SERVER = REPO / "examples" / "inference_server.py"
@@ -127,9 +133,10 @@ class Server:
         return self.proc.returncode
 
 
-async def run_level(session: Any, url: str, images: list[bytes], concurrency: int,
+async def run_level(server: Server, images: list[bytes], concurrency: int,
                     max_requests: int, max_seconds: float) -> dict[str, Any]:
-    """``concurrency`` closed-loop clients; at most ``max_requests`` / ``max_seconds``."""
+    """``concurrency`` closed-loop clients, each on its own keep-alive connection;
+    at most ``max_requests`` / ``max_seconds``."""
     latencies: list[float] = []
     statuses: dict[str, int] = {}
     batch_sizes: list[int] = []
@@ -138,21 +145,26 @@ async def run_level(session: Any, url: str, images: list[bytes], concurrency: in
 
     async def client(k: int) -> None:
         nonlocal issued
-        while issued < max_requests and time.perf_counter() < deadline:
-            data = images[issued % len(images)]
-            issued += 1
-            began = time.perf_counter()
-            try:
-                async with session.post(url + "/predict", data=data) as r:
-                    body = await r.read()
-                    status = str(r.status)
-            except Exception as e:
-                status, body = type(e).__name__, b""
-            took = time.perf_counter() - began
-            statuses[status] = statuses.get(status, 0) + 1
-            if status == "200":
-                latencies.append(took)
-                batch_sizes.append(json.loads(body)["batch_size"])
+        conn = LoadConnection(HOST, server.port, timeout=max_seconds + 30)
+        try:
+            while issued < max_requests and time.perf_counter() < deadline:
+                data = images[issued % len(images)]
+                issued += 1
+                began = time.perf_counter()
+                try:
+                    code, body = await conn.post("/predict", data)
+                    status = str(code)
+                except Exception as e:
+                    status, body = type(e).__name__, b""
+                record(status, body, time.perf_counter() - began)
+        finally:
+            conn.close()
+
+    def record(status: str, body: bytes, took: float) -> None:
+        statuses[status] = statuses.get(status, 0) + 1
+        if status == "200":
+            latencies.append(took)
+            batch_sizes.append(json.loads(body)["batch_size"])
 
     began = time.perf_counter()
     await asyncio.wait_for(asyncio.gather(*(client(k) for k in range(concurrency))), max_seconds + 60)
@@ -176,50 +188,99 @@ async def run_level(session: Any, url: str, images: list[bytes], concurrency: in
     }
 
 
-async def run_mode(name: str, max_batch_size: int, images: list[bytes], args: argparse.Namespace,
-                   log_dir: Path) -> dict[str, Any]:
+async def measure_level(session: Any, server: Server, images: list[bytes], c: int,
+                        args: argparse.Namespace) -> dict[str, Any]:
+    """One timed run of ``c`` clients against ``server``, with the server's own counters."""
+    before = await _server_stats(session, server.url)
+    load_before = os.getloadavg()[0]
+    cpu_before = process_cpu_seconds(server.proc.pid), time.process_time()
+    n = max(args.requests, 4 * c)
+    level = await run_level(server, images, c, n, args.level_seconds)
+    cpu_after = process_cpu_seconds(server.proc.pid), time.process_time()
+    after = await _server_stats(session, server.url)
+    level["cpu_ms_per_request"] = _cpu_per_request(cpu_before, cpu_after, level["ok"])
+    level["server"] = _server_delta(before, after)
+    # 1-minute load average: > ~2.5 on 2 cores means other jobs shared the machine.
+    level["loadavg_1min"] = [load_before, os.getloadavg()[0]]
+    return level
+
+
+def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run with the median throughput (the lower middle one for an even count), plus every run's req/s."""
+    ordered = sorted(runs, key=lambda lv: lv["req_per_s"])
+    chosen = dict(ordered[(len(ordered) - 1) // 2])
+    chosen["req_per_s_runs"] = [lv["req_per_s"] for lv in runs]
+    return chosen
+
+
+async def run_modes(sizes: dict[str, int], images: list[bytes], args: argparse.Namespace,
+                    log_dir: Path) -> list[dict[str, Any]]:
+    """Both servers up at once; at each level the modes take turns, ``--repeats`` times each.
+
+    The machine is shared (a VM): its speed drifts by several percent within
+    a minute. Alternating the modes (A B, then B A...) exposes both to the
+    same drift, and the median of the repeats ignores a disturbed run. The
+    idle server uses no CPU while the other one is measured.
+    """
     import aiohttp
 
-    server = Server(max_batch_size, args, log_dir / f"server-{name}.log")
-    result: dict[str, Any] = {"mode": name, "max_batch_size": max_batch_size, "server_cmd": server.cmd, "levels": []}
+    servers = {name: Server(size, args, log_dir / f"server-{name}.log") for name, size in sizes.items()}
+    results = {
+        name: {"mode": name, "max_batch_size": size, "server_cmd": servers[name].cmd, "levels": []}
+        for name, size in sizes.items()
+    }
+    alive: list[str] = []
     try:
         connector = aiohttp.TCPConnector(limit=0)
         timeout = aiohttp.ClientTimeout(total=args.level_seconds + 30)
         async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
-            await server.wait_ready(session)
-            # Warm-up: first calls (thread pools, torch kernels), untimed.
-            await run_level(session, server.url, images, min(8, max(args.levels)), args.warmup, 30)
+            for name, server in servers.items():
+                try:
+                    await server.wait_ready(session)
+                    # Warm-up: first calls (thread pools, torch kernels), untimed.
+                    await run_level(server, images, min(8, max(args.levels)), args.warmup, 30)
+                    alive.append(name)
+                except Exception as e:
+                    _mark_failed(results[name], server, e)
             for c in args.levels:
-                before = await _server_stats(session, server.url)
-                load_before = os.getloadavg()[0]
-                cpu_before = process_cpu_seconds(server.proc.pid), time.process_time()
-                n = max(args.requests, 4 * c)
-                level = await run_level(session, server.url, images, c, n, args.level_seconds)
-                cpu_after = process_cpu_seconds(server.proc.pid), time.process_time()
-                level["cpu_ms_per_request"] = _cpu_per_request(cpu_before, cpu_after, level["ok"])
-                after = await _server_stats(session, server.url)
-                level["server"] = _server_delta(before, after)
-                # 1-minute load average: > ~2.5 on 2 cores means other jobs shared the machine.
-                level["loadavg_1min"] = [load_before, os.getloadavg()[0]]
-                result["levels"].append(level)
-                print(
-                    f"  {name:>9} c={c:<4} {level['req_per_s']:8.1f} req/s  p50 {level['latency_ms']['p50']:7.1f}"
-                    f"  p95 {level['latency_ms']['p95']:7.1f}  p99 {level['latency_ms']['p99']:7.1f} ms"
-                    f"  batch {level['batch_size_mean']:5.1f}  load {level['loadavg_1min'][1]:.1f}"
-                    f"  cpu/req {_fmt_ms(level['cpu_ms_per_request']['server'])} server"
-                    f" {_fmt_ms(level['cpu_ms_per_request']['load_generator'])} client  {level['statuses']}",
-                    flush=True,
-                )
-            result["server_stats"] = await _server_stats(session, server.url)
-        result["status"] = "ok"
-    except Exception as e:
-        result["status"] = "failed"
-        result["reason"] = f"{type(e).__name__}: {e}"
-        result["server_log"] = server.log_tail()
-        print(f"  {name}: FAILED {result['reason']}", flush=True)
+                runs: dict[str, list[dict[str, Any]]] = {name: [] for name in alive}
+                for r in range(args.repeats):
+                    for name in (alive if r % 2 == 0 else alive[::-1]):
+                        if results[name].get("status") == "failed":
+                            continue
+                        try:
+                            runs[name].append(await measure_level(session, servers[name], images, c, args))
+                        except Exception as e:
+                            _mark_failed(results[name], servers[name], e)
+                for name in alive:
+                    if not runs[name] or results[name].get("status") == "failed":
+                        continue
+                    level = median_run(runs[name])
+                    results[name]["levels"].append(level)
+                    print(
+                        f"  {name:>9} c={c:<4} {level['req_per_s']:8.1f} req/s  p50 {level['latency_ms']['p50']:7.1f}"
+                        f"  p95 {level['latency_ms']['p95']:7.1f}  p99 {level['latency_ms']['p99']:7.1f} ms"
+                        f"  batch {level['batch_size_mean']:5.1f}  load {level['loadavg_1min'][1]:.1f}"
+                        f"  cpu/req {_fmt_ms(level['cpu_ms_per_request']['server'])} server"
+                        f" {_fmt_ms(level['cpu_ms_per_request']['load_generator'])} client"
+                        f"  runs {' '.join(f'{x:.0f}' for x in level['req_per_s_runs'])}  {level['statuses']}",
+                        flush=True,
+                    )
+            for name in alive:
+                if results[name].get("status") != "failed":
+                    results[name]["server_stats"] = await _server_stats(session, servers[name].url)
+                    results[name]["status"] = "ok"
     finally:
-        result["server_exit_code"] = server.stop()
-    return result
+        for name, server in servers.items():
+            results[name]["server_exit_code"] = server.stop()
+    return [results[name] for name in sizes]
+
+
+def _mark_failed(result: dict[str, Any], server: Server, error: BaseException) -> None:
+    result["status"] = "failed"
+    result["reason"] = f"{type(error).__name__}: {error}"
+    result["server_log"] = server.log_tail()
+    print(f"  {result['mode']}: FAILED {result['reason']}", flush=True)
 
 
 def _cpu_per_request(before: tuple[float | None, float], after: tuple[float | None, float],
@@ -297,6 +358,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--requests", type=int, default=1000, help="requests per level (at least 4x concurrency)")
     ap.add_argument("--level-seconds", type=float, default=30.0, help="time limit per level")
     ap.add_argument("--warmup", type=int, default=64, help="untimed requests after start")
+    ap.add_argument("--repeats", type=int, default=3, help="timed runs per mode and level (the median is reported)")
     ap.add_argument("--max-batch-size", type=int, default=32, help="the batched mode's max_batch_size")
     ap.add_argument("--max-delay-ms", type=float, default=5.0)
     ap.add_argument("--max-queue", type=int, default=1024)
@@ -317,6 +379,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         args.requests = min(args.requests, 48)
         args.level_seconds = min(args.level_seconds, 5.0)
         args.warmup = min(args.warmup, 8)
+        args.repeats = 1
+    if args.repeats < 1:
+        ap.error("--repeats must be >= 1")
     return args
 
 
@@ -338,11 +403,13 @@ def main(argv: list[str] | None = None) -> int:
     print()
     log_dir = (REPO / ".bench-data" / "serve-logs")
     log_dir.mkdir(parents=True, exist_ok=True)
-    modes_wanted = [m for m in args.modes.split(",") if m]
-    sizes = {"batched": args.max_batch_size, "baseline": 1}
-    modes = []
-    for name in modes_wanted:
-        modes.append(asyncio.run(run_mode(name, sizes[name], images, args, log_dir)))
+    all_sizes = {"batched": args.max_batch_size, "baseline": 1}
+    unknown = [m for m in args.modes.split(",") if m and m not in all_sizes]
+    if unknown:
+        print(f"unknown mode(s) {unknown}; use batched, baseline")
+        return 2
+    sizes = {m: all_sizes[m] for m in args.modes.split(",") if m}
+    modes = asyncio.run(run_modes(sizes, images, args, log_dir))
     print_table(modes)
     payload = {
         "benchmark": "serve_bench",
