@@ -167,22 +167,9 @@ class SourceBatch:
     sample_ids: np.ndarray
     sources: list[str | None]
     failures: dict[int, SampleError] = field(default_factory=dict)
-    output_slots: Callable[[int, int, tuple[int, ...], Any], np.ndarray | None] | None = None
 
     def __len__(self) -> int:
         return len(self.sample_ids)
-
-    def output_buffer(self, row: int, shape: tuple[int, ...], dtype: Any, output: int = 0) -> np.ndarray | None:
-        """Where to write ``row``'s value of output ``output`` in place, or ``None``.
-
-        When the output is a host pipeline output, this is the row's slice of
-        the batch array (C-contiguous, uninitialised), so the batch needs no
-        final copy; an operator that knows its output shape beforehand writes
-        there and returns that array. ``None``: allocate as usual.
-        """
-        if self.output_slots is None:
-            return None
-        return self.output_slots(output, row, shape, dtype)
 
 
 @dataclass(frozen=True)
