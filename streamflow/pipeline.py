@@ -69,6 +69,14 @@ class PipelineState(enum.Enum):
     CLOSED = "closed"
 
 
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    """The event loop running on this thread, or None."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
 def _gpu_count() -> int:
     """Number of usable CUDA devices (0 when cupy or the driver is missing)."""
     from .backend import gpu_count
@@ -276,12 +284,7 @@ class Pipeline:
         self._check_usable()
         with self._lock:
             if self._resources.engine is None:
-                try:
-                    asyncio.get_running_loop()
-                    inside_loop = True
-                except RuntimeError:
-                    inside_loop = False
-                if inside_loop:
+                if _running_loop() is not None:
                     raise RuntimeError(
                         "pipe.iter() / pipe.run() block, and were called from a running event loop; "
                         "in async code use `async with pipe:` and `async for outputs in pipe`"
@@ -293,10 +296,7 @@ class Pipeline:
         assert engine is not None and engine.loop is not None
         thread = self._resources.loop_thread
         if thread is None or thread.loop is not engine.loop:
-            try:
-                running = asyncio.get_running_loop()
-            except RuntimeError:
-                running = None
+            running = _running_loop()
             if running is engine.loop:
                 raise RuntimeError(
                     "pipe.iter() / pipe.run() were called inside the event loop that runs the pipeline; "
@@ -419,10 +419,7 @@ class Pipeline:
             return
         engine = self._resources.engine
         if engine is not None and self._resources.loop_thread is None:
-            try:
-                running = asyncio.get_running_loop()
-            except RuntimeError:
-                running = None
+            running = _running_loop()
             if running is engine.loop:
                 raise RuntimeError(
                     "close() would block the event loop that runs the pipeline; use `await pipe.aclose()`"

@@ -33,7 +33,7 @@ from typing import Any
 from ..errors import PipelineError, SampleError
 from ..graph import DataNode, OpNode
 from ..runtime.plan import StageKind, StagePlan
-from ..runtime.stages import MAX_REPLACEMENT_ATTEMPTS, StageContext, _Stage, run_chain
+from ..runtime.stages import StageContext, _Stage, run_chain
 from ..runtime.work import Work
 from ..tensor import TensorList
 from ..types import Device
@@ -88,12 +88,7 @@ class GpuStage(_Stage):
 
     # --- one batch ---------------------------------------------------------------
     async def process(self, work: Work, attempt: int = 0) -> Work:
-        if attempt > MAX_REPLACEMENT_ATTEMPTS:
-            raise PipelineError(
-                f"on_error='skip' gave up: {MAX_REPLACEMENT_ATTEMPTS} replacement samples in a "
-                "row failed in this stage; see pipe.stats().skipped",
-                stage=self.label,
-            )
+        self._check_attempt(attempt)
         if len(work) == 0:
             return work
         self.deferred.collect()

@@ -114,6 +114,15 @@ class _Stage:
         self.keep = keep  # data nodes needed after this stage
         self.label = plan.kind.label
 
+    def _check_attempt(self, attempt: int) -> None:
+        """Stop replacing failed samples after MAX_REPLACEMENT_ATTEMPTS in a row."""
+        if attempt > MAX_REPLACEMENT_ATTEMPTS:
+            raise PipelineError(
+                f"on_error='skip' gave up: {MAX_REPLACEMENT_ATTEMPTS} replacement samples in a "
+                "row failed in this stage; see pipe.stats().skipped",
+                stage=self.label,
+            )
+
     def _drop_unneeded(self, work: Work) -> None:
         for key in [k for k in work.values if k not in self.keep]:
             del work.values[key]
@@ -204,12 +213,7 @@ class ComputeStage(_Stage):
         ]  # fmt: skip
 
     async def process(self, work: Work, attempt: int = 0) -> Work:
-        if attempt > MAX_REPLACEMENT_ATTEMPTS:
-            raise PipelineError(
-                f"on_error='skip' gave up: {MAX_REPLACEMENT_ATTEMPTS} replacement samples in a "
-                "row failed in this stage; see pipe.stats().skipped",
-                stage=self.label,
-            )
+        self._check_attempt(attempt)
         n = len(work)
         if n == 0:
             return work
