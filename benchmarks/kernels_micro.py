@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from streamflow.ops import kernels as K
+from streamflow._native import imgproc as K
 
 MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]
 STD = [0.229 * 255, 0.224 * 255, 0.225 * 255]

@@ -19,22 +19,9 @@ import numpy as np
 
 import streamflow as sf
 from streamflow import fn
-from streamflow.fn import color, misc
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_PHOTO = ROOT / "streamflow" / "demo" / "images" / "cats" / "chelsea.png"
-
-
-def _geometry(name: str) -> Callable[..., Any] | None:
-    """``fn.<name>``, or the same from ``streamflow.fn.geometry``; None if absent."""
-    op = getattr(fn, name, None)
-    if op is None:
-        try:
-            from streamflow.fn import geometry
-        except ImportError:
-            return None
-        op = getattr(geometry, name, None)
-    return op
 
 
 def to_display(out: np.ndarray) -> np.ndarray:
@@ -48,40 +35,37 @@ def to_display(out: np.ndarray) -> np.ndarray:
 def augmentations() -> list[tuple[str, str, Callable[[Any], Any]]]:
     """(file stem, caption, build) for every picture."""
     items: list[tuple[str, str, Callable[[Any], Any]]] = [
-        ("hue_+60", "`fn.hue(hue=60)`", lambda x: color.hue(x, hue=60.0)),
-        ("hue_-60", "`fn.hue(hue=-60)`", lambda x: color.hue(x, hue=-60.0)),
-        ("saturation_0", "`fn.saturation(saturation=0)`", lambda x: color.saturation(x, saturation=0.0)),
-        ("saturation_2", "`fn.saturation(saturation=2)`", lambda x: color.saturation(x, saturation=2.0)),
-        ("brightness_0.6", "`fn.brightness_contrast(brightness=0.6)`", lambda x: color.brightness_contrast(x, brightness=0.6)),
+        ("hue_+60", "`fn.hue(hue=60)`", lambda x: fn.hue(x, hue=60.0)),
+        ("hue_-60", "`fn.hue(hue=-60)`", lambda x: fn.hue(x, hue=-60.0)),
+        ("saturation_0", "`fn.saturation(saturation=0)`", lambda x: fn.saturation(x, saturation=0.0)),
+        ("saturation_2", "`fn.saturation(saturation=2)`", lambda x: fn.saturation(x, saturation=2.0)),
+        ("brightness_0.6", "`fn.brightness_contrast(brightness=0.6)`", lambda x: fn.brightness_contrast(x, brightness=0.6)),
         ("brightness_shift", "`fn.brightness_contrast(brightness_shift=0.2)`",
-         lambda x: color.brightness_contrast(x, brightness_shift=0.2)),
-        ("contrast_0.5", "`fn.brightness_contrast(contrast=0.5)`", lambda x: color.brightness_contrast(x, contrast=0.5)),
-        ("contrast_1.8", "`fn.brightness_contrast(contrast=1.8)`", lambda x: color.brightness_contrast(x, contrast=1.8)),
+         lambda x: fn.brightness_contrast(x, brightness_shift=0.2)),
+        ("contrast_0.5", "`fn.brightness_contrast(contrast=0.5)`", lambda x: fn.brightness_contrast(x, contrast=0.5)),
+        ("contrast_1.8", "`fn.brightness_contrast(contrast=1.8)`", lambda x: fn.brightness_contrast(x, contrast=1.8)),
         ("color_twist", "`fn.color_twist(hue=30, saturation=1.4, contrast=1.2, brightness=0.9)`",
-         lambda x: color.color_twist(x, hue=30.0, saturation=1.4, contrast=1.2, brightness=0.9)),
-        ("hsv", "`fn.hsv(hue=-30, saturation=0.6, value=1.2)`", lambda x: color.hsv(x, hue=-30.0, saturation=0.6, value=1.2)),
+         lambda x: fn.color_twist(x, hue=30.0, saturation=1.4, contrast=1.2, brightness=0.9)),
+        ("hsv", "`fn.hsv(hue=-30, saturation=0.6, value=1.2)`", lambda x: fn.hsv(x, hue=-30.0, saturation=0.6, value=1.2)),
         ("color_twist_random", "`fn.color_twist(hue=fn.random.uniform(range=[-45, 45]))` (seeded)",
-         lambda x: color.color_twist(x, hue=fn.random.uniform(range=[-45.0, 45.0]))),
+         lambda x: fn.color_twist(x, hue=fn.random.uniform(range=[-45.0, 45.0]))),
         ("gray", "`fn.color_space_conversion(image_type=RGB, output_type=GRAY)`",
-         lambda x: color.color_space_conversion(x, image_type="rgb", output_type="gray")),
+         lambda x: fn.color_space_conversion(x, image_type="rgb", output_type="gray")),
         ("bgr", "`fn.color_space_conversion(image_type=RGB, output_type=BGR)` (shown as if RGB)",
-         lambda x: color.color_space_conversion(x, image_type="rgb", output_type="bgr")),
+         lambda x: fn.color_space_conversion(x, image_type="rgb", output_type="bgr")),
         ("ycbcr", "`fn.color_space_conversion(image_type=RGB, output_type=YCbCr)` (Y, Cb, Cr shown as R, G, B)",
-         lambda x: color.color_space_conversion(x, image_type="rgb", output_type="ycbcr")),
+         lambda x: fn.color_space_conversion(x, image_type="rgb", output_type="ycbcr")),
         ("normalize", "`fn.normalize(axis_names=\"HW\")` (float, rescaled for display)",
-         lambda x: misc.normalize(x, axis_names="HW")),
+         lambda x: fn.normalize(x, axis_names="HW")),
         ("flip", "`fn.flip(horizontal=1)`", lambda x: fn.flip(x, horizontal=1)),
     ]
-    geometry = [
-        ("rotate_30", "`fn.rotate(angle=30, fill_value=0)`", "rotate", dict(angle=30.0, fill_value=0)),
-        ("rotate_30_keep", "`fn.rotate(angle=30, keep_size=True)`", "rotate", dict(angle=30.0, keep_size=True, fill_value=0)),
-        ("random_resized_crop", "`fn.random_resized_crop(size=(160, 160))` (seeded)", "random_resized_crop",
-         dict(size=(160, 160))),
+    items += [
+        ("rotate_30", "`fn.rotate(angle=30, fill_value=0)`", lambda x: fn.rotate(x, angle=30.0, fill_value=0)),
+        ("rotate_30_keep", "`fn.rotate(angle=30, keep_size=True)`",
+         lambda x: fn.rotate(x, angle=30.0, keep_size=True, fill_value=0)),
+        ("random_resized_crop", "`fn.random_resized_crop(size=(160, 160))` (seeded)",
+         lambda x: fn.random_resized_crop(x, size=(160, 160))),
     ]
-    for stem, caption, op_name, kwargs in geometry:
-        op = _geometry(op_name)
-        if op is not None:
-            items.append((stem, caption, lambda x, op=op, kwargs=kwargs: op(x, **kwargs)))
     return items
 
 

@@ -23,7 +23,7 @@ import numpy as np
 
 import streamflow as sf
 from streamflow import fn
-from streamflow.fn.numpy_reader import numpy as read_numpy  # fn.readers.numpy once re-exported
+from streamflow.fn.readers import numpy as read_numpy
 from streamflow.io import ReadStats, read_npy, read_npy_sync
 
 

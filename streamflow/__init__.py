@@ -18,9 +18,8 @@ from .errors import (
 from .graph import DataNode
 from .ops.external_source import BatchInfo, SampleInfo
 from .pipeline import CpuFallbackWarning, Pipeline, PipelineState, pipeline_def
-from .runtime.engine import Batch
-from .runtime.stats import PipelineStats
-from .tensor import TensorList
+from .stats import PipelineStats
+from .tensor import Batch, TensorList
 
 __version__ = "0.1.0"
 

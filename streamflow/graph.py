@@ -12,15 +12,13 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .errors import PipelineDefinitionError
+from .operator import CopyToGpu, Operator
 from .types import Device
 
-if TYPE_CHECKING:
-    from .ops.base import Operator
-
-__all__ = ["DataNode", "OpNode", "add_node", "topological_order"]
+__all__ = ["DataNode", "OpNode", "add_node", "split_arguments", "topological_order"]
 
 # Only used to give nodes stable, readable names in error messages; the order
 # of random streams is taken from the graph, not from this counter.
@@ -45,11 +43,9 @@ class DataNode:
 
     def gpu(self) -> DataNode:
         """This data copied to the GPU (pinned host memory, copy stream)."""
-        from .ops.transfer import CopyToGpu
-
         if self.device is Device.GPU:
             return self
-        return add_node(CopyToGpu(), [self])[0]
+        return add_node(CopyToGpu(), [self], device=Device.MIXED)[0]
 
     def cpu(self) -> DataNode:
         """This data on the host (only host data can be returned to the host in-graph)."""
@@ -92,8 +88,15 @@ def add_node(
     op: Operator,
     inputs: Sequence[DataNode],
     arg_inputs: Mapping[str, DataNode] | None = None,
+    *,
+    device: str | Device | None = None,
 ) -> tuple[DataNode, ...]:
-    """Create the node for ``op`` fed by ``inputs`` and return its outputs."""
+    """Place ``op`` on ``device``, create its node fed by ``inputs`` and return its outputs.
+
+    This is the one place where an operator's device is chosen and its
+    inputs checked against it (``Operator.place``, ``Operator.accepts_input``);
+    ``device=None`` infers the device from the inputs as DALI does.
+    """
     for i, node in enumerate(inputs):
         if not isinstance(node, DataNode):
             raise PipelineDefinitionError(
@@ -101,9 +104,29 @@ def add_node(
                 f"got {type(node).__name__}"
             )
     arg_inputs = dict(arg_inputs or {})
+    unknown = set(arg_inputs) - op.per_sample_args
+    if unknown:
+        allowed = ", ".join(sorted(op.per_sample_args)) or "none"
+        raise PipelineDefinitionError(
+            f"{op.name}: argument(s) {sorted(unknown)} cannot be per-sample data "
+            f"(DataNodes); per-sample arguments of this operator: {allowed}"
+        )
+    op.place(device, [d.device for d in inputs])
+    for data in inputs:
+        if not op.accepts_input(data.device):
+            raise PipelineDefinitionError(
+                f"{op.name} runs on the {op.device.value.upper()} but its input {data.name} is "
+                f"{data.device.value.upper()} data; use device='gpu' for {op.name}, or leave "
+                "device unset to follow the input"
+            )
+    for key, data in arg_inputs.items():
+        if data.device is not Device.CPU:
+            raise PipelineDefinitionError(
+                f"{op.name}: argument {key}={data.name} is GPU data; per-sample arguments "
+                "must be CPU data"
+            )
     node_name = op.instance_name or f"{op.name}#{next(_node_names)}"
     opnode = OpNode(op=op, inputs=tuple(inputs), arg_inputs=arg_inputs, name=node_name)
-    op.check_inputs(opnode)
     out_device = op.output_device
     outputs = tuple(
         DataNode(opnode, i, out_device, node_name if op.num_outputs == 1 else f"{node_name}[{i}]")

@@ -37,7 +37,7 @@ def _version(distributions: tuple[str, ...]) -> str:
 def collect_info() -> dict[str, Any]:
     """Everything ``streamflow info`` prints, as a dict."""
     from . import __version__
-    from .ops.kernels import native_available
+    from ._native.imgproc import native_available
 
     os.environ.setdefault("PYNVIMGCODEC_VERBOSITY", "0")
     usable, why = gds_available()

@@ -30,15 +30,19 @@ from .errors import (
     PipelineDefinitionError,
     PipelineError,
 )
+from .gpu.ops import find_impl
+from .gpu.stage import stage_factory
 from .graph import DataNode, topological_order
-from .ops.base import EpochInfo, Source
-from .runtime.engine import Batch, Engine
+from .operator import Source
+from .runtime.engine import Engine
 from .runtime.loop_thread import LoopThread
-from .runtime.plan import ExecutionPlan, make_plan
-from .runtime.stages import ErrorPolicy
-from .runtime.stats import PipelineStats
+from .runtime.plan import ExecutionPlan, StageKind, make_plan
+from .runtime.stages import StageFactory
 from .runtime.work import EndOfEpoch
-from .types import Device
+from .sharding import EpochInfo
+from .stats import PipelineStats
+from .tensor import Batch
+from .types import Device, ErrorPolicy
 
 __all__ = ["CpuFallbackWarning", "Pipeline", "PipelineState", "pipeline_def"]
 
@@ -171,7 +175,7 @@ class Pipeline:
         self._position = (0, 0)  # (epoch, next batch) the consumer will receive next
         self._interrupted: concurrent.futures.Future[Batch | None] | None = None
         self._resources = _Resources()
-        self._gpu_index = 0  # the GPU that mixed/gpu stages run on (set by _resolve_devices)
+        self._gpu_index: int | None = None  # the GPU of the mixed/gpu stages (set by _resolve_devices)
         self._finalizer = weakref.finalize(self, self._resources.release)
         if checkpoint is not None:
             self._restore(checkpoint)
@@ -226,13 +230,19 @@ class Pipeline:
                 "found (is the NVIDIA driver installed, and `pip install 'streamflow[gpu]'` done?). "
                 "Use device_id='auto' to fall back to the CPU."
             )
-        # --- GPU execution (streamflow.gpu): every GPU-side operator needs a GPU implementation ---
-        from .gpu import unsupported_reason
-
-        problems = [r for r in (unsupported_reason(n.op) for n in gpu_nodes) if r is not None]
-        if problems:
-            raise PipelineDefinitionError("; ".join(sorted(set(problems))))
+        missing = sorted({n.op.name for n in gpu_nodes if find_impl(n.op) is None})
+        if missing:
+            raise PipelineDefinitionError(
+                f"{', '.join(missing)} cannot run on the GPU yet (no GPU implementation); use device='cpu'"
+            )
         self._gpu_index = index
+
+    def _stage_factories(self) -> dict[StageKind, StageFactory]:
+        """How the engine makes the mixed and gpu stages (none for a CPU pipeline)."""
+        if self._gpu_index is None:
+            return {}
+        make = stage_factory(self._gpu_index, keep_alive=self.prefetch_queue_depth + 2)
+        return {StageKind.MIXED: make, StageKind.GPU: make}
 
     # --- state ------------------------------------------------------------
     @property
@@ -261,7 +271,7 @@ class Pipeline:
             seed=self.seed,
             start_epoch=epoch,
             start_batch=batch,
-            device_id=self._gpu_index,
+            stage_factories=self._stage_factories(),
         )
         engine.start()
         self._resources.engine = engine

@@ -31,7 +31,7 @@ from typing import Any, TextIO
 
 from .pipeline import Pipeline
 from .runtime import trace as _trace
-from .runtime.stats import PipelineStats, StageStats
+from .stats import PipelineStats, StageStats
 
 __all__ = ["ProfileReport", "find_bottleneck", "load_pipeline", "profile"]
 

@@ -69,8 +69,8 @@ from .errors import (
 from .fn import external_source
 from .graph import DataNode
 from .pipeline import Pipeline
-from .runtime.stages import ErrorPolicy
-from .runtime.stats import PipelineStats
+from .stats import PipelineStats
+from .types import ErrorPolicy
 
 __all__ = ["BatcherStats", "DynamicBatcher"]
 

@@ -1,4 +1,4 @@
-"""``TensorList``: one output of one batch, on the host or on the GPU."""
+"""``TensorList``: one output of one batch, on the host or on the GPU; ``Batch``: all of them."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 
 from .types import DataType, Device
 
-__all__ = ["TensorList"]
+__all__ = ["Batch", "TensorList"]
 
 
 def _array_module(x: Any) -> Any:
@@ -169,3 +169,22 @@ def _uniform(samples: Sequence[Any]) -> bool:
     first = samples[0]
     shape, dtype = np.shape(first), getattr(first, "dtype", None)
     return all(np.shape(s) == shape and getattr(s, "dtype", None) == dtype for s in samples)
+
+
+class Batch(tuple):
+    """The outputs of one batch (a tuple of ``TensorList``), with where it came from.
+
+    Attributes:
+        epoch: the epoch it belongs to.
+        batch_index: its index within the epoch.
+        sample_ids: identities of its samples.
+        sources: the source file (or description) of each sample.
+        dropped: ``(sample_id, SampleError)`` of samples that failed and could
+            not be replaced (external sources under ``on_error="skip"``).
+    """
+
+    epoch: int
+    batch_index: int
+    sources: list[str | None]
+    sample_ids: Any
+    dropped: list[tuple[int, Any]]

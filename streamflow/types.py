@@ -36,9 +36,11 @@ __all__ = [
     "DALIInterpType",
     "DataType",
     "Device",
+    "ErrorPolicy",
     "ImageType",
     "InterpType",
     "LastBatchPolicy",
+    "Number",
     "OutOfBoundsPolicy",
     "YCbCr",
     "parse_device",
@@ -46,6 +48,10 @@ __all__ = [
     "parse_image_type",
     "parse_interp",
 ]
+
+
+#: A scalar argument: DALI takes ints and floats alike.
+Number = float | int
 
 
 def _parse_enum(enum_cls: type[enum.Enum], value: Any, what: str) -> Any:
@@ -174,6 +180,22 @@ class OutOfBoundsPolicy(enum.Enum):
     ERROR = "error"
     PAD = "pad"
     TRIM_TO_SHAPE = "trim_to_shape"
+
+
+class ErrorPolicy(enum.Enum):
+    """What a pipeline does with a sample that fails (``on_error``)."""
+
+    RAISE = "raise"
+    SKIP = "skip"
+
+    @classmethod
+    def parse(cls, value: str | ErrorPolicy) -> ErrorPolicy:
+        if isinstance(value, ErrorPolicy):
+            return value
+        try:
+            return cls(str(value).lower())
+        except ValueError:
+            raise ValueError(f"on_error must be 'raise' or 'skip', got {value!r}") from None
 
 
 class LastBatchPolicy(enum.Enum):

@@ -4,25 +4,16 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import threading
 from pathlib import Path
 
 import pytest
 
-DATA = Path(__file__).parent / "data"
-QUIRKS = DATA / "jpeg-quirks"
-PHOTOS = DATA / "photos"
+# Test modules import the shared helpers as plain modules: ``from helpers import run_batch``.
+sys.path.insert(0, str(Path(__file__).parent))
 
-# Real JPEGs that every decoder must handle (see tests/data/README.md).
-GOOD_JPEGS = [
-    QUIRKS / "hopper.jpg",
-    QUIRKS / "flower2.jpg",
-    QUIRKS / "pil_sample_rgb.jpg",
-    QUIRKS / "hopper_16bit_qtables.jpg",
-    PHOTOS / "rocket.jpg",
-    PHOTOS / "retina.jpg",
-]
-BROKEN_JPEGS = [QUIRKS / "truncated_jpeg.jpg", QUIRKS / "junk_jpeg_header.jpg"]
+from helpers import BROKEN_JPEGS, GOOD_JPEGS
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

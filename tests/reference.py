@@ -236,3 +236,30 @@ def cmn_ref(
             if 0 <= sx < W:
                 out[y, x, :C] = norm[sy, sx]
     return out.transpose(2, 0, 1) if layout == "CHW" else out
+
+
+def reference_warp(img, matrix, out_hw, fill=None):
+    """Independent float64 per-pixel bilinear warp with DALI's conventions."""
+    m = np.asarray(matrix, dtype=np.float64).reshape(2, 3)
+    H, W, C = img.shape
+    out = np.zeros((*out_hw, C))
+    src = img.astype(np.float64)
+    for i in range(out_hw[0]):
+        for j in range(out_hw[1]):
+            sx = m[0, 0] * (j + 0.5) + m[0, 1] * (i + 0.5) + m[0, 2] - 0.5
+            sy = m[1, 0] * (j + 0.5) + m[1, 1] * (i + 0.5) + m[1, 2] - 0.5
+            x0, y0 = math.floor(sx), math.floor(sy)
+            qx, qy = sx - x0, sy - y0
+            acc = np.zeros(C)
+            for dy, wy in ((0, 1 - qy), (1, qy)):
+                for dx, wx in ((0, 1 - qx), (1, qx)):
+                    y, x = y0 + dy, x0 + dx
+                    if 0 <= y < H and 0 <= x < W:
+                        v = src[y, x]
+                    elif fill is None:
+                        v = src[min(max(y, 0), H - 1), min(max(x, 0), W - 1)]
+                    else:
+                        v = np.full(C, fill, dtype=np.float64)
+                    acc += wy * wx * v
+            out[i, j] = acc
+    return out

@@ -1,1 +1,1 @@
-"""Native (C) extension modules of streamflow."""
+"""Native code: the C image-processing extension (``_imgproc``) and its Python binding (``imgproc``)."""

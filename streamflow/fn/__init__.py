@@ -1,18 +1,30 @@
-"""The operator functions: each call adds a node to the pipeline graph.
+"""The operator functions, in DALI's namespaces: each call adds a node to the pipeline graph.
 
 Use them inside a function decorated with ``streamflow.pipeline_def``::
 
     jpegs, labels = fn.readers.file(file_root=root, random_shuffle=True)
     images = fn.decoders.image(jpegs)
     images = fn.resize(images, resize_shorter=256)
+
+This package only re-exports: each function lives with its operator in
+``streamflow/ops/<name>.py`` (``fn.resize`` in ``ops/resize.py``,
+``fn.decoders.image_crop`` in ``ops/decoders/image_crop.py``).
 """
 
+from ..ops.cast import cast
+from ..ops.color import brightness_contrast, color_twist, hsv, hue, saturation
+from ..ops.color_space_conversion import color_space_conversion
+from ..ops.crop import crop
+from ..ops.crop_mirror_normalize import crop_mirror_normalize
+from ..ops.external_source import external_source
+from ..ops.flip import flip
+from ..ops.normalize import normalize
+from ..ops.random_resized_crop import random_resized_crop
+from ..ops.resize import resize
+from ..ops.rotate import rotate
+from ..ops.transpose import transpose
+from ..ops.warp_affine import warp_affine
 from . import decoders, random, readers
-from .color import brightness_contrast, color_space_conversion, color_twist, hsv, hue, saturation
-from .geometry import random_resized_crop, rotate, transpose, warp_affine
-from .image import crop, crop_mirror_normalize, flip, resize
-from .misc import cast, normalize
-from .sources import external_source
 
 __all__ = [
     "brightness_contrast",

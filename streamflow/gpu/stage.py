@@ -33,21 +33,22 @@ from typing import Any
 from ..errors import PipelineError, SampleError
 from ..graph import DataNode, OpNode
 from ..runtime.plan import StageKind, StagePlan
-from ..runtime.stages import StageContext, _Stage, run_chain
+from ..runtime.stages import Stage, StageContext, StageFactory, run_chain
 from ..runtime.work import Work
 from ..tensor import TensorList
 from ..types import Device
-from . import ops as gpu_ops
+from .context import GpuContext
+from .ops import find_impl
 from .streams import DeferredRelease, wait_event
 
-__all__ = ["GpuStage", "READY_ATTR"]
+__all__ = ["READY_ATTR", "GpuStage", "stage_factory"]
 
 #: Attribute of a ``Work`` holding the event after which its device data is ready.
 READY_ATTR = "gpu_ready"
 
 
-class GpuStage(_Stage):
-    """A ``mixed`` or ``gpu`` stage (same interface as ``runtime.stages.ComputeStage``).
+class GpuStage(Stage):
+    """A ``mixed`` or ``gpu`` stage (the engine's ``Stage`` interface).
 
     Args:
         plan: the stage's operators.
@@ -68,11 +69,11 @@ class GpuStage(_Stage):
                  keep_alive: int = 4, record_timeline: bool = False, use_host_func: bool = False) -> None:
         super().__init__(plan, ctx, keep)
         self.device_id = device_id
-        missing = [n.name for n in plan.nodes if gpu_ops.unsupported_reason(n.op) is not None]
+        missing = [n.name for n in plan.nodes if find_impl(n.op) is None]
         if missing:
-            raise PipelineError(f"operators {missing} cannot run in the {self.label} stage on the GPU", stage=self.label)
-        self._impls = [gpu_ops.find_impl(n.op) for n in plan.nodes]
-        self._gpu: gpu_ops.GpuContext | None = None
+            raise PipelineError(f"operators {missing} have no GPU implementation", stage=self.label)
+        self._impls = [find_impl(n.op) for n in plan.nodes]
+        self._gpu: GpuContext | None = None
         self._gpu_lock = threading.Lock()
         self.deferred = DeferredRelease()
         self.delivered: collections.deque[Any] = collections.deque(maxlen=max(1, keep_alive))
@@ -80,10 +81,10 @@ class GpuStage(_Stage):
         self.use_host_func = use_host_func
 
     # --- device context ---------------------------------------------------------
-    def gpu(self) -> gpu_ops.GpuContext:
+    def gpu(self) -> GpuContext:
         with self._gpu_lock:
             if self._gpu is None:
-                self._gpu = gpu_ops.GpuContext(self.device_id, cpu_threads=getattr(self.ctx.workers, "threads", 4))
+                self._gpu = GpuContext(self.device_id, cpu_threads=self.ctx.workers.threads)
             return self._gpu
 
     # --- one batch ---------------------------------------------------------------
@@ -145,8 +146,7 @@ class GpuStage(_Stage):
         with gpu.stream.device, gpu.stream.stream:
             gpu.stream.wait(upstream)
             for data in self.ctx.plan.outputs:
-                op = data.producer.op
-                layout = op.layout(data.index) if hasattr(op, "layout") else ""
+                layout = data.producer.op.layout(data.index)
                 samples = work.values[data]
                 if samples and all(isinstance(s, cp.ndarray) for s in samples):
                     dense = _dense_base(cp, samples)
@@ -192,9 +192,12 @@ def _dense_base(cp: Any, samples: list[Any]) -> Any:
     return base
 
 
-def make_stage(plan: StagePlan, ctx: StageContext, keep: set[DataNode], *, device_id: int,
-               keep_alive: int) -> GpuStage:
-    """The stage object for a ``mixed`` or ``gpu`` stage plan (called by the engine)."""
-    assert plan.kind in (StageKind.MIXED, StageKind.GPU)
-    return GpuStage(plan, ctx, keep, device_id=device_id, keep_alive=keep_alive,
-                    record_timeline=GpuStage.RECORD_TIMELINE, use_host_func=GpuStage.USE_HOST_FUNC)
+def stage_factory(device_id: int, keep_alive: int) -> StageFactory:
+    """What the engine calls to make the ``mixed`` and ``gpu`` stages of a pipeline on ``device_id``."""
+
+    def make(plan: StagePlan, ctx: StageContext, keep: set[DataNode]) -> Stage:
+        assert plan.kind in (StageKind.MIXED, StageKind.GPU)
+        return GpuStage(plan, ctx, keep, device_id=device_id, keep_alive=keep_alive,
+                        record_timeline=GpuStage.RECORD_TIMELINE, use_host_func=GpuStage.USE_HOST_FUNC)
+
+    return make

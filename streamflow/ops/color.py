@@ -1,5 +1,5 @@
-"""Color operators: ``color_twist`` (and ``hue``, ``saturation``, ``hsv``),
-``brightness_contrast`` and ``color_space_conversion``. CPU paths, numpy.
+"""Color adjustments: ``color_twist`` (and ``hue``, ``saturation``, ``hsv``) and
+``brightness_contrast``. CPU paths, numpy.
 
 ``color_twist`` follows DALI 2.4 exactly: one 3x3 matrix per sample, composed
 in float32 as ``brightness * contrast * YIQ->RGB * hue * saturation * value *
@@ -26,12 +26,6 @@ that saves DALI's outputs and compares them with these functions:
   ``hsv``: max 1, 14 of 13.7 M values.
 * ``brightness_contrast`` (4 argument sets, uint8 and ``dtype=FLOAT``
   outputs): bit-identical, 0 of 18.2 M values differ.
-* ``color_space_conversion``: RGB<->BGR, GRAY->RGB/BGR bit-identical; the
-  others max |diff| 1 (RGB->GRAY 0.01 % of values, RGB->YCbCr 1 %,
-  YCbCr->RGB 1.5 %, YCbCr->GRAY 0.8 %, GRAY->YCbCr 0.4 %), at values within
-  about 0.03 of a tie (checked on one photo): DALI's CPU conversion runs through OpenCV, whose
-  fixed-point arithmetic rounds those differently from these float32
-  formulas (DALI's own BT.601 kernel formulas, as on its GPU path).
 """
 
 from __future__ import annotations
@@ -42,31 +36,34 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..errors import PipelineDefinitionError, SampleError
-from ..types import ImageType, parse_dtype, parse_image_type
-from .base import Chunk, Operator
+from ..graph import DataNode, add_node, split_arguments
+from ..operator import Chunk, Operator
+from ..types import (
+    DataType,
+    Device,
+    Number,
+    parse_dtype,
+)
 
-__all__ = [
-    "RGB2YIQ",
-    "YIQ2RGB",
-    "BrightnessContrast",
-    "ColorSpaceConversion",
-    "ColorTwist",
-    "apply_linear",
-    "convert_color",
-    "convert_to",
-    "twist_matrix",
-]
+__all__ = ["BrightnessContrast", "ColorOp", "ColorTwist", "RGB2YIQ", "YIQ2RGB", "apply_linear", "brightness_contrast", "color_twist", "convert_to", "hsv", "hue", "saturation", "twist_matrix"]
+
 
 F32 = np.float32
+
 
 # DALI's RGB->YIQ matrix (dali/operators/image/color/color_twist.h). DALI 2.4
 # goes back with the exact inverse (measured: a float32 RGB twist with
 # saturation=0 gives the rows of inv(RGB2YIQ) @ diag(1, 0, 0) @ RGB2YIQ), so the
 # identity twist is the identity; older DALI used a rounded inverse.
 RGB2YIQ = np.array([[0.299, 0.587, 0.114], [0.596, -0.274, -0.321], [0.211, -0.523, 0.311]], dtype=F32)
+
+
 YIQ2RGB = np.linalg.inv(RGB2YIQ.astype(np.float64)).astype(F32)
 
+
 _INT_KINDS = ("u", "i")
+
+
 _SUPPORTED = (np.uint8, np.int8, np.uint16, np.int16, np.int32, np.float16, np.float32, np.float64)
 
 
@@ -137,7 +134,7 @@ def apply_linear(image: np.ndarray, matrix: np.ndarray, offset: float | np.float
     return convert_to(out, out_dtype)
 
 
-class _ColorOp(Operator):
+class ColorOp(Operator):
     """Shared helpers: per-sample float arguments and the input check."""
 
     def _arg(self, chunk: Chunk, name: str, row: int, default: float) -> float:
@@ -171,7 +168,7 @@ class _ColorOp(Operator):
         return "HWC"
 
 
-class ColorTwist(_ColorOp):
+class ColorTwist(ColorOp):
     """``color_twist`` / ``hue`` / ``saturation`` / ``hsv``: one linear map in YIQ space.
 
     ``op_name`` picks the DALI name (and which arguments exist); all share the
@@ -218,7 +215,7 @@ def _half_range(dtype: np.dtype) -> float:
     return 0.5
 
 
-class BrightnessContrast(_ColorOp):
+class BrightnessContrast(ColorOp):
     """``out = brightness_shift * full + brightness * (center + contrast * (in - center))``.
 
     ``full`` is the output type's maximum (255 for uint8, 1 for floats);
@@ -254,93 +251,92 @@ class BrightnessContrast(_ColorOp):
     def layout(self, index: int) -> str:
         return ""
 
-
-# --- color space conversion (uint8, DALI's kernels) -----------------------
-_BT601_Y = np.array([0.257, 0.504, 0.098], dtype=F32)
-_BT601_CB = np.array([-0.148, -0.291, 0.439], dtype=F32)
-_BT601_CR = np.array([0.439, -0.368, -0.071], dtype=F32)
-_GRAY = np.array([0.299, 0.587, 0.114], dtype=F32)
-_Y_SUM = F32(F32(0.257) + F32(0.504) + F32(0.098))
-_CHANNELS = {ImageType.RGB: 3, ImageType.BGR: 3, ImageType.YCbCr: 3, ImageType.GRAY: 1}
+def _twist(op_name: str, data: DataNode, dtype: Any, device: str | Device | None, name: str | None, **args: Any) -> DataNode:
+    constants, per_sample = split_arguments(args)
+    op = ColorTwist(op_name, dtype=dtype, name=name, **constants)
+    return add_node(op, [data], per_sample, device=device)[0]
 
 
-def _dot(rgb: np.ndarray, coeffs: np.ndarray) -> np.ndarray:
-    r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
-    return r * coeffs[0] + g * coeffs[1] + b * coeffs[2]
+def color_twist(
+    data: DataNode,
+    *,
+    brightness: Number | DataNode = 1.0,
+    contrast: Number | DataNode = 1.0,
+    saturation: Number | DataNode = 1.0,
+    hue: Number | DataNode = 0.0,
+    dtype: DataType | str | None = None,
+    device: str | Device | None = None,
+    name: str | None = None,
+) -> DataNode:
+    """Adjust hue, saturation, brightness and contrast of RGB (HWC) images in one pass.
+
+    The RGB pixel goes to YIQ, I/Q are rotated by ``hue`` degrees and scaled by
+    ``saturation``, back to RGB, then ``((p - half) * contrast + half) * brightness``
+    (``half`` = 128 for integer images, 0.5 for float ones), as in DALI.
+
+    Args:
+        brightness: multiplier of the result (0 = black).
+        contrast: stretch around mid-gray (0 = flat gray).
+        saturation: 0 = grayscale, 1 = unchanged.
+        hue: rotation of the hue in degrees.
+        dtype: output type (default: the input's).
+    """
+    return _twist("color_twist", data, dtype, device, name,
+                  brightness=brightness, contrast=contrast, saturation=saturation, hue=hue)
 
 
-def _u8(values: np.ndarray) -> np.ndarray:
-    return convert_to(values, np.dtype(np.uint8))
+def hue(
+    data: DataNode, *, hue: Number | DataNode = 0.0, dtype: DataType | str | None = None,
+    device: str | Device | None = None, name: str | None = None,
+) -> DataNode:
+    """Rotate the hue of RGB images by ``hue`` degrees (``color_twist`` with only ``hue``)."""
+    return _twist("hue", data, dtype, device, name, hue=hue)
 
 
-def _rgb_to_ycbcr(rgb: np.ndarray) -> np.ndarray:
-    x = rgb.astype(F32)
-    gray = (rgb[..., 0] == rgb[..., 1]) & (rgb[..., 0] == rgb[..., 2])
-    y = _u8(_dot(x, _BT601_Y) + F32(16))
-    cb = np.where(gray, np.uint8(128), _u8(_dot(x, _BT601_CB) + F32(128)))
-    cr = np.where(gray, np.uint8(128), _u8(_dot(x, _BT601_CR) + F32(128)))
-    return np.stack([y, cb, cr], axis=-1)
+def saturation(
+    data: DataNode, *, saturation: Number | DataNode = 1.0, dtype: DataType | str | None = None,
+    device: str | Device | None = None, name: str | None = None,
+) -> DataNode:
+    """Scale the saturation of RGB images: 0 = grayscale, 1 = unchanged."""
+    return _twist("saturation", data, dtype, device, name, saturation=saturation)
 
 
-def _ycbcr_to_rgb(ycc: np.ndarray) -> np.ndarray:
-    x = ycc.astype(F32)
-    ty = F32(1.164) * (x[..., 0] - F32(16))
-    tb = x[..., 1] - F32(128)
-    tr = x[..., 2] - F32(128)
-    r = _u8(ty + F32(1.596) * tr)
-    g = _u8(ty - F32(0.813) * tr - F32(0.392) * tb)
-    b = _u8(ty + F32(2.017) * tb)
-    return np.stack([r, g, b], axis=-1)
+def hsv(
+    data: DataNode,
+    *,
+    hue: Number | DataNode = 0.0,
+    saturation: Number | DataNode = 1.0,
+    value: Number | DataNode = 1.0,
+    dtype: DataType | str | None = None,
+    device: str | Device | None = None,
+    name: str | None = None,
+) -> DataNode:
+    """Hue rotation (degrees), saturation and value scaling of RGB images (value acts as brightness)."""
+    return _twist("hsv", data, dtype, device, name, hue=hue, saturation=saturation, value=value)
 
 
-def convert_color(image: np.ndarray, src: ImageType, dst: ImageType) -> np.ndarray:
-    """uint8 color conversion between RGB, BGR, GRAY (full range, BT.601 luma) and YCbCr (BT.601, 16-235)."""
-    if src == dst:
-        return image.copy()
-    if src is ImageType.BGR:
-        image, src = image[..., ::-1], ImageType.RGB
-        if dst is ImageType.RGB:
-            return np.ascontiguousarray(image)
-    if src is ImageType.RGB:
-        if dst is ImageType.BGR:
-            return np.ascontiguousarray(image[..., ::-1])
-        if dst is ImageType.GRAY:
-            return _u8(_dot(image.astype(F32), _GRAY))[..., None]
-        return _rgb_to_ycbcr(image)
-    if src is ImageType.GRAY:
-        g = image[..., 0]
-        if dst in (ImageType.RGB, ImageType.BGR):
-            return np.repeat(g[..., None], 3, axis=-1)
-        y = _u8(g.astype(F32) * _Y_SUM + F32(16))
-        return np.stack([y, np.full_like(y, 128), np.full_like(y, 128)], axis=-1)
-    # src is YCbCr
-    if dst is ImageType.GRAY:
-        return _u8((image[..., 0].astype(F32) - F32(16)) * (F32(1) / _Y_SUM))[..., None]
-    rgb = _ycbcr_to_rgb(image)
-    return rgb if dst is ImageType.RGB else np.ascontiguousarray(rgb[..., ::-1])
+def brightness_contrast(
+    data: DataNode,
+    *,
+    brightness: Number | DataNode = 1.0,
+    brightness_shift: Number | DataNode = 0.0,
+    contrast: Number | DataNode = 1.0,
+    contrast_center: Number | None = None,
+    dtype: DataType | str | None = None,
+    device: str | Device | None = None,
+    name: str | None = None,
+) -> DataNode:
+    """``out = brightness_shift * max + brightness * (center + contrast * (in - center))``.
 
-
-class ColorSpaceConversion(_ColorOp):
-    """``color_space_conversion(image_type, output_type)`` for uint8 HWC images."""
-
-    name = "color_space_conversion"
-
-    def __init__(self, image_type: Any, output_type: Any, *, name: str | None = None) -> None:
-        super().__init__(name=name)
-        try:
-            self.image_type = parse_image_type(image_type)
-            self.output_type = parse_image_type(output_type)
-        except ValueError as e:
-            raise PipelineDefinitionError(f"color_space_conversion: {e}") from None
-        for what, t in (("image_type", self.image_type), ("output_type", self.output_type)):
-            if t not in _CHANNELS:
-                raise PipelineDefinitionError(
-                    f"color_space_conversion: {what} must be RGB, BGR, GRAY or YCbCr, got {t.name}"
-                )
-
-    def process(self, chunk: Chunk, row: int, image: Any) -> np.ndarray:
-        image = self._check_image(image, _CHANNELS[self.image_type])
-        if image.dtype != np.uint8:
-            raise SampleError(f"color_space_conversion accepts only uint8 images (like DALI), got {image.dtype}")
-        return convert_color(image, self.image_type, self.output_type)
-
+    Args:
+        brightness: multiplier.
+        brightness_shift: added, as a fraction of the output type's maximum
+            (255 for uint8, 1 for floats).
+        contrast: stretch around ``contrast_center``.
+        contrast_center: default half the input type's range (128 for uint8,
+            0.5 for floats).
+        dtype: output type (default: the input's).
+    """
+    constants, per_sample = split_arguments(dict(brightness=brightness, brightness_shift=brightness_shift, contrast=contrast))
+    op = BrightnessContrast(contrast_center=contrast_center, dtype=dtype, name=name, **constants)
+    return add_node(op, [data], per_sample, device=device)[0]

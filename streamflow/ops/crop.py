@@ -18,10 +18,16 @@ from typing import Any
 import numpy as np
 
 from ..errors import PipelineDefinitionError, SampleError
-from ..types import OutOfBoundsPolicy
-from .base import Chunk, Operator, float_seq
+from ..graph import DataNode, add_node, split_arguments
+from ..operator import Chunk, Operator, float_seq
+from ..types import (
+    Device,
+    Number,
+    OutOfBoundsPolicy,
+)
 
-__all__ = ["Crop", "CropSpec", "Window", "crop_window", "extract_window"]
+__all__ = ["Crop", "CropSpec", "Window", "crop", "crop_window", "extract_window", "resolve_window"]
+
 
 Window = tuple[int, int, int, int]
 """(y0, x0, height, width) in pixels; y0/x0 may be negative when padding."""
@@ -140,6 +146,7 @@ class Crop(Operator):
     """Cuts a window out of HWC images."""
 
     name = "crop"
+    devices = frozenset({Device.CPU, Device.GPU})
     per_sample_args = frozenset({"crop_h", "crop_w", "crop_pos_x", "crop_pos_y"})
 
     def __init__(self, spec: CropSpec, *, name: str | None = None) -> None:
@@ -169,3 +176,38 @@ class Crop(Operator):
 
     def layout(self, index: int) -> str:
         return "HWC"
+
+def crop(
+    data: DataNode,
+    *,
+    crop: Sequence[Number] | Number | None = None,
+    crop_h: Number | DataNode | None = None,
+    crop_w: Number | DataNode | None = None,
+    crop_pos_x: Number | DataNode = 0.5,
+    crop_pos_y: Number | DataNode = 0.5,
+    out_of_bounds_policy: str | OutOfBoundsPolicy = "error",
+    fill_values: Number | Sequence[Number] = 0,
+    rounding: str = "round",
+    device: str | Device | None = None,
+    name: str | None = None,
+) -> DataNode:
+    """Cut a window out of HWC images.
+
+    Args:
+        crop: ``(height, width)`` of the window (or crop_h / crop_w).
+        crop_pos_x: relative horizontal position, 0 = left, 0.5 = centre, 1 = right.
+        crop_pos_y: relative vertical position.
+        out_of_bounds_policy: ``error``, ``pad`` (with ``fill_values``) or ``trim_to_shape``.
+        fill_values: padding value, one or one per channel.
+        rounding: anchor rounding, ``round`` (halves away from zero) or ``truncate``.
+    """
+    constants, per_sample = split_arguments(dict(crop_h=crop_h, crop_w=crop_w, crop_pos_x=crop_pos_x, crop_pos_y=crop_pos_y))
+    spec = CropSpec.from_args(
+        "crop", crop=crop, crop_h=constants.get("crop_h"), crop_w=constants.get("crop_w"),
+        crop_pos_x=constants.get("crop_pos_x", 0.5), crop_pos_y=constants.get("crop_pos_y", 0.5),
+        rounding=rounding, out_of_bounds_policy=out_of_bounds_policy, fill_values=fill_values,
+    )
+    if not spec.active and ("crop_h" in per_sample or "crop_w" in per_sample):
+        spec = CropSpec(crop_h=1.0, crop_w=1.0, pos_x=spec.pos_x, pos_y=spec.pos_y, rounding=spec.rounding,
+                        policy=spec.policy, fill_values=spec.fill_values)
+    return add_node(Crop(spec, name=name), [data], per_sample, device=device)[0]

@@ -7,15 +7,20 @@ from typing import Any
 import numpy as np
 
 from ..errors import SampleError
-from .base import Chunk, Operator
+from ..graph import DataNode, add_node, split_arguments
+from ..operator import Chunk, Operator
+from ..types import (
+    Device,
+)
 
-__all__ = ["Flip"]
+__all__ = ["Flip", "flip"]
 
 
 class Flip(Operator):
     """Flips HWC (or HW, or CHW when told) images; 1 = flip, 0 = keep."""
 
     name = "flip"
+    devices = frozenset({Device.CPU, Device.GPU})
     per_sample_args = frozenset({"horizontal", "vertical"})
 
     def __init__(self, horizontal: int = 1, vertical: int = 0, *, layout: str = "HWC", name: str | None = None) -> None:
@@ -46,3 +51,17 @@ class Flip(Operator):
 
     def layout(self, index: int) -> str:
         return self._layout
+
+def flip(
+    data: DataNode,
+    *,
+    horizontal: int | DataNode = 1,
+    vertical: int | DataNode = 0,
+    device: str | Device | None = None,
+    name: str | None = None,
+) -> DataNode:
+    """Mirror images: ``horizontal=1`` flips left-right, ``vertical=1`` top-bottom."""
+    constants, per_sample = split_arguments(dict(horizontal=horizontal, vertical=vertical))
+    layout = data.producer.op.layout(data.index) or "HWC"
+    op = Flip(constants.get("horizontal", 1), constants.get("vertical", 0), layout=layout, name=name)
+    return add_node(op, [data], per_sample, device=device)[0]

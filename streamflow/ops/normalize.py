@@ -1,7 +1,11 @@
-"""``crop_mirror_normalize``: crop, mirror, ``scale * (x - mean) / std + shift``, layout.
+"""``normalize``: mean/stddev normalization, as DALI 2.4's CPU operator.
 
-With no arguments it returns the image as CHW float32, unchanged. One native
-pass does all of it (the window, the mirror, the arithmetic, HWC->CHW).
+``out = scale * (in - mean) / sqrt(stddev**2 + epsilon) + shift``.
+A mean or stddev that is not given is computed per sample over ``axes``
+(default: all axes); a computed stddev is taken around the mean in use
+(the given one, if given) with ``N - ddof`` in the divisor. A zero
+``sqrt(stddev**2 + epsilon)`` gives ``shift`` (DALI: a 0 inverse).
+Computed in float64, then converted as ``cast`` does.
 """
 
 from __future__ import annotations
@@ -11,95 +15,203 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import PipelineDefinitionError
-from ..types import DataType, parse_dtype
-from . import kernels
-from .base import Chunk, Operator, float_seq
-from .crop import Crop, CropSpec, Window
+from ..errors import PipelineDefinitionError, SampleError
+from ..graph import DataNode, add_node, split_arguments
+from ..operator import Chunk, Operator
+from ..types import (
+    DataType,
+    Device,
+)
+from .cast import cast_array, parse_output_dtype
 
-__all__ = ["CropMirrorNormalize"]
+__all__ = ["Normalize", "normalize"]
 
 
-class CropMirrorNormalize(Operator):
-    """See the module docstring; layouts ``CHW`` (default) or ``HWC``."""
+def _axes_tuple(axes: int | Sequence[int] | None) -> tuple[int, ...] | None:
+    if axes is None:
+        return None
+    if isinstance(axes, (int, np.integer)):
+        return (int(axes),)
+    try:
+        return tuple(int(a) for a in axes)
+    except (TypeError, ValueError):
+        raise PipelineDefinitionError(f"normalize: axes must be an int or a list of ints, got {axes!r}") from None
 
-    name = "crop_mirror_normalize"
-    per_sample_args = frozenset({"mirror", "crop_pos_x", "crop_pos_y", "crop_h", "crop_w", "mean", "std"})
+
+class Normalize(Operator):
+    """See the module docstring. ``mean`` and ``stddev`` may be per-sample tensors."""
+
+    name = "normalize"
+    per_sample_args = frozenset({"mean", "stddev"})
 
     def __init__(
         self,
-        crop: CropSpec,
         *,
-        mean: float | Sequence[float] = 0.0,
-        std: float | Sequence[float] = 1.0,
+        mean: Any = None,
+        stddev: Any = None,
+        axes: int | Sequence[int] | None = None,
+        axis_names: str | None = None,
+        layout: str = "",
         scale: float = 1.0,
         shift: float = 0.0,
+        epsilon: float = 0.0,
+        ddof: int = 0,
+        batch: bool = False,
+        mean_per_sample: bool = False,
+        stddev_per_sample: bool = False,
         dtype: Any = DataType.FLOAT,
-        output_layout: str = "CHW",
-        pad_output: bool = False,
-        mirror: int = 0,
         name: str | None = None,
     ) -> None:
         super().__init__(name=name)
-        self.crop = crop
-        self.mean = float_seq(mean, "crop_mirror_normalize: mean")
-        self.std = float_seq(std, "crop_mirror_normalize: std")
-        if any(s == 0 for s in self.std):
-            raise PipelineDefinitionError("crop_mirror_normalize: std must not contain 0")
+        if axes is not None and axis_names:
+            raise PipelineDefinitionError("normalize: give axes or axis_names, not both")
+        self.axes = _axes_tuple(axes)
+        self.axis_names = axis_names.upper() if axis_names else None
+        self.layout_hint = layout or ""
+        if self.axis_names and self.layout_hint:
+            self._axes_from_names(self.layout_hint, len(self.layout_hint))  # fail early on a bad name
+        self.mean = None if mean is None else np.asarray(mean, dtype=np.float64)
+        self.stddev = None if stddev is None else np.asarray(stddev, dtype=np.float64)
+        if self.stddev is not None and np.any(self.stddev < 0):
+            raise PipelineDefinitionError("normalize: stddev must not be negative")
+        self.has_mean = mean is not None or mean_per_sample
+        self.has_stddev = stddev is not None or stddev_per_sample
         self.scale, self.shift = float(scale), float(shift)
-        self.out_dtype = parse_dtype(dtype).numpy
-        if self.out_dtype not in (np.float32, np.float16, np.uint8):
+        self.epsilon = float(epsilon)
+        if self.epsilon < 0:
+            raise PipelineDefinitionError(f"normalize: epsilon must be >= 0, got {epsilon}")
+        self.ddof = int(ddof)
+        if self.ddof < 0:
+            raise PipelineDefinitionError(f"normalize: ddof must be >= 0, got {ddof}")
+        if batch and not (self.has_mean and self.has_stddev):
             raise PipelineDefinitionError(
-                f"crop_mirror_normalize: dtype must be FLOAT, FLOAT16 or UINT8, got {self.out_dtype}"
+                "normalize: batch=True (statistics over the whole batch) is not supported yet; "
+                "give mean and stddev, or use batch=False (per-sample statistics)"
             )
-        self.output_layout = output_layout.upper()
-        if self.output_layout not in ("CHW", "HWC"):
+        self.out_dtype = parse_output_dtype(dtype, "normalize: dtype")
+
+    def _axes_from_names(self, layout: str, ndim: int) -> tuple[int, ...]:
+        layout = layout.upper()
+        if len(layout) != ndim:
+            raise SampleError(f"normalize: axis_names={self.axis_names!r} needs the layout of the input; "
+                              f"layout {layout!r} does not match a {ndim}-d sample")
+        missing = [c for c in self.axis_names or "" if c not in layout]
+        if missing:
             raise PipelineDefinitionError(
-                f"crop_mirror_normalize: output_layout must be 'CHW' or 'HWC', got {output_layout!r}"
-            )
-        self.pad_output = bool(pad_output)
-        self.mirror = int(mirror)
-        # Window arithmetic is the crop operator's.
-        self._cropper = Crop(crop) if crop.active else None
+                f"normalize: axis name(s) {missing} not in the input layout {layout!r}")
+        return tuple(layout.index(c) for c in self.axis_names or "")
 
-    def window_for(self, chunk: Chunk, row: int, height: int, width: int) -> Window | None:
-        """The sample's crop window, after the out-of-bounds policy (None: whole image)."""
-        if self._cropper is None and "crop_h" not in chunk.args and "crop_w" not in chunk.args:
-            return None
-        if self._cropper is None:
-            self._cropper = Crop(CropSpec(crop_h=chunk.arg("crop_h", row, None), crop_w=chunk.arg("crop_w", row, None)))
-        return self._cropper.window_for(chunk, row, height, width)
-
-    def output_shape(self, image: np.ndarray, window: Window | None) -> tuple[int, int, int]:
-        """The shape ``normalize`` gives for ``image`` and ``window``."""
-        h, w = (window[2], window[3]) if window is not None else image.shape[:2]
-        channels = image.shape[2] if image.ndim == 3 else 1
-        if self.pad_output:
-            channels = 1 << (channels - 1).bit_length()
-        return (channels, h, w) if self.output_layout == "CHW" else (h, w, channels)
-
-    def normalize(self, chunk: Chunk, row: int, image: np.ndarray, window: Window | None) -> np.ndarray:
-        return kernels.crop_mirror_normalize(
-            image,
-            window=window,
-            mirror=bool(int(chunk.arg("mirror", row, self.mirror))),
-            mean=np.asarray(chunk.arg("mean", row, self.mean), dtype=np.float64),
-            std=np.asarray(chunk.arg("std", row, self.std), dtype=np.float64),
-            scale=self.scale,
-            shift=self.shift,
-            out_dtype=self.out_dtype,
-            layout=self.output_layout,
-            pad_output=self.pad_output,
-            fill_values=self.crop.fill_values,
-            out=chunk.output_buffer(row, self.output_shape(image, window), self.out_dtype),
-        )
+    def _reduced_axes(self, ndim: int) -> tuple[int, ...]:
+        if self.axis_names:
+            return self._axes_from_names(self.layout_hint, ndim)
+        if self.axes is None:
+            return tuple(range(ndim))
+        out = []
+        for a in self.axes:
+            if not -ndim <= a < ndim:
+                raise SampleError(f"normalize: axis {a} out of range for a {ndim}-d sample")
+            out.append(a % ndim)
+        return tuple(sorted(set(out)))
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
-        def normalize(row: int, image: np.ndarray) -> np.ndarray:
-            window = self.window_for(chunk, row, image.shape[0], image.shape[1])
-            return self.normalize(chunk, row, image, window)
+        out: list[Any] = []
+        for row, value in enumerate(chunk.inputs[0]):
+            try:
+                out.append(self._one(chunk, row, np.asarray(value)))
+            except (SampleError, PipelineDefinitionError, ValueError) as e:
+                chunk.fail(row, e if isinstance(e, SampleError) else SampleError(str(e)))
+                out.append(None)
+        return [out]
 
-        return [chunk.each_sample(normalize)]
+    def _one(self, chunk: Chunk, row: int, x: np.ndarray) -> np.ndarray:
+        if x.dtype.kind not in "uif":
+            raise SampleError(f"normalize: input must be numeric, got dtype {x.dtype}")
+        data = x.astype(np.float64)
+        mean = chunk.arg("mean", row, self.mean)
+        std = chunk.arg("stddev", row, self.stddev)
+        axes = self._reduced_axes(x.ndim)
+        if self.axes is None and not self.axis_names:
+            # DALI: without axes, the reduced axes are those where a given
+            # (non-scalar) mean/stddev has extent 1.
+            shaped = [np.asarray(v) for v in (mean, std) if v is not None and np.asarray(v).size > 1]
+            if shaped:
+                ref = shaped[0]
+                if ref.ndim != x.ndim:
+                    raise SampleError(f"normalize: mean/stddev of shape {ref.shape} does not fit a sample "
+                                      f"of shape {x.shape}; give axes or a tensor with {x.ndim} dimensions")
+                axes = tuple(i for i, e in enumerate(ref.shape) if e == 1)
+        if mean is None:
+            mean = data.mean(axis=axes, keepdims=True)
+        else:
+            mean = self._broadcastable(np.asarray(mean, dtype=np.float64), x.shape, axes, "mean")
+        if std is None:
+            n = int(np.prod([x.shape[a] for a in axes])) if axes else 1
+            ss = np.sum((data - mean) ** 2, axis=axes, keepdims=True)
+            var = ss / max(n - self.ddof, 1) if n - self.ddof > 0 else np.zeros_like(ss)
+        else:
+            std = self._broadcastable(np.asarray(std, dtype=np.float64), x.shape, axes, "stddev")
+            var = std * std
+        denom = np.sqrt(var + self.epsilon)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inv = np.where(denom > 0, 1.0 / np.where(denom > 0, denom, 1.0), 0.0)
+        return cast_array((data - mean) * (inv * self.scale) + self.shift, self.out_dtype)
+
+    @staticmethod
+    def _broadcastable(value: np.ndarray, shape: tuple[int, ...], axes: tuple[int, ...], what: str) -> np.ndarray:
+        if value.ndim == 0 or value.size == 1:
+            return value.reshape(())
+        if value.ndim != len(shape) or any(
+            v != (1 if i in axes else s) and not (v == 1) for i, (v, s) in enumerate(zip(value.shape, shape))
+        ):
+            raise SampleError(
+                f"normalize: {what} of shape {value.shape} does not fit a sample of shape {shape} "
+                f"(reduced axes {list(axes)} must have extent 1, the others the sample's extent)"
+            )
+        return value
 
     def layout(self, index: int) -> str:
-        return self.output_layout
+        return self.layout_hint
+
+def normalize(
+    data: DataNode,
+    *,
+    mean: float | Sequence[Any] | np.ndarray | DataNode | None = None,
+    stddev: float | Sequence[Any] | np.ndarray | DataNode | None = None,
+    axes: int | Sequence[int] | None = None,
+    axis_names: str | None = None,
+    scale: float = 1.0,
+    shift: float = 0.0,
+    epsilon: float = 0.0,
+    ddof: int = 0,
+    batch: bool = False,
+    dtype: DataType | str = DataType.FLOAT,
+    device: str | Device | None = None,
+    name: str | None = None,
+) -> DataNode:
+    """``out = scale * (in - mean) / sqrt(stddev**2 + epsilon) + shift``.
+
+    Args:
+        mean: given mean (scalar, or a tensor with extent 1 on the reduced
+            axes, or per sample as a ``DataNode``); computed when omitted.
+        stddev: given standard deviation (same forms); computed when omitted,
+            around the mean in use, dividing by ``N - ddof``.
+        axes: axes to reduce (default: all, or inferred from the shape of a
+            given mean/stddev: its extent-1 axes).
+        axis_names: the same by layout letters (``"HW"``), needs an input
+            with a known layout (decoded images are ``HWC``).
+        scale, shift: applied after normalizing.
+        epsilon: added to the variance.
+        ddof: delta degrees of freedom of the computed stddev.
+        batch: statistics over the whole batch (only with given mean and stddev for now).
+        dtype: output type, default ``FLOAT``; integer types round and saturate.
+    """
+    constants, per_sample = split_arguments(dict(mean=mean, stddev=stddev))
+    layout = data.producer.op.layout(data.index)
+    if axis_names and not layout:
+        layout = "HWC"
+    op = Normalize(
+        mean=constants.get("mean"), stddev=constants.get("stddev"), axes=axes, axis_names=axis_names,
+        layout=layout or "", scale=scale, shift=shift, epsilon=epsilon, ddof=ddof, batch=batch,
+        mean_per_sample="mean" in per_sample, stddev_per_sample="stddev" in per_sample, dtype=dtype, name=name,
+    )
+    return add_node(op, [data], per_sample, device=device)[0]

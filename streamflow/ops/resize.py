@@ -18,12 +18,21 @@ from typing import Any
 
 import numpy as np
 
+from .._native import imgproc as kernels
 from ..errors import PipelineDefinitionError
-from ..types import InterpType, parse_dtype, parse_interp
-from . import kernels
-from .base import Chunk, Operator
+from ..graph import DataNode, add_node, split_arguments
+from ..operator import Chunk, Operator
+from ..types import (
+    DataType,
+    Device,
+    InterpType,
+    Number,
+    parse_dtype,
+    parse_interp,
+)
 
-__all__ = ["Resize", "ResizeSpec", "output_size"]
+__all__ = ["Resize", "ResizeSpec", "output_size", "resize"]
+
 
 MODES = ("default", "stretch", "not_larger", "not_smaller")
 
@@ -149,6 +158,7 @@ class Resize(Operator):
     """Resizes HWC images with a separable filter (native kernel, GIL released)."""
 
     name = "resize"
+    devices = frozenset({Device.CPU, Device.GPU})
     per_sample_args = frozenset({"resize_x", "resize_y", "resize_shorter", "resize_longer", "size", "roi_start", "roi_end"})
 
     def __init__(self, spec: ResizeSpec, *, name: str | None = None) -> None:
@@ -206,3 +216,57 @@ class Resize(Operator):
 
 def _scalar(value: Any) -> float | None:
     return None if value is None else float(np.asarray(value).reshape(-1)[0])
+
+def resize(
+    data: DataNode,
+    *,
+    resize_x: Number | DataNode | None = None,
+    resize_y: Number | DataNode | None = None,
+    resize_shorter: Number | DataNode | None = None,
+    resize_longer: Number | DataNode | None = None,
+    size: Sequence[Number] | DataNode | None = None,
+    mode: str = "default",
+    max_size: Number | Sequence[Number] | None = None,
+    interp_type: str | InterpType = InterpType.INTERP_LINEAR,
+    antialias: bool = True,
+    dtype: DataType | str | None = None,
+    roi_start: Sequence[Number] | DataNode | None = None,
+    roi_end: Sequence[Number] | DataNode | None = None,
+    roi_relative: bool = False,
+    device: str | Device | None = None,
+    name: str | None = None,
+) -> DataNode:
+    """Resize HWC images.
+
+    Args:
+        resize_x: output width; alone, the height keeps the aspect ratio.
+        resize_y: output height; alone, the width keeps the aspect ratio.
+        resize_shorter: length of the shorter edge (aspect kept).
+        resize_longer: length of the longer edge (aspect kept).
+        size: ``(height, width)``; a 0 extent keeps the aspect ratio.
+        mode: ``default``, ``stretch``, ``not_larger``, ``not_smaller``.
+        max_size: cap on the output extent(s).
+        interp_type: ``INTERP_NN``, ``INTERP_LINEAR`` (default), ``INTERP_CUBIC``,
+            ``INTERP_LANCZOS3``, ``INTERP_GAUSSIAN``.
+        antialias: widen the filter when downscaling (on by default, like DALI).
+        dtype: output type, ``UINT8`` or ``FLOAT`` (default: the input's).
+        roi_start: ``(y, x)`` start of the input region to resize.
+        roi_end: ``(y, x)`` end of the input region (before start: flipped).
+        roi_relative: the roi is given as fractions of the input size.
+        device: ``"cpu"`` or ``"gpu"``.
+    """
+    constants, per_sample = split_arguments(dict(
+        resize_x=resize_x, resize_y=resize_y, resize_shorter=resize_shorter,
+        resize_longer=resize_longer, size=size, roi_start=roi_start, roi_end=roi_end,
+    ))
+    spec = ResizeSpec.from_args(
+        **constants, mode=mode, max_size=max_size, interp_type=interp_type,
+        antialias=antialias, dtype=dtype, roi_relative=roi_relative,
+    )
+    if not per_sample and not any(
+        v is not None for v in (spec.resize_x, spec.resize_y, spec.resize_shorter, spec.resize_longer, spec.size)
+    ):
+        raise PipelineDefinitionError(
+            "resize: say what size to produce (resize_x, resize_y, resize_shorter, resize_longer or size)"
+        )
+    return add_node(Resize(spec, name=name), [data], per_sample, device=device)[0]

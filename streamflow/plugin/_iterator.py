@@ -38,7 +38,7 @@ from typing import Any, Self
 import numpy as np
 
 from ..errors import PipelineDefinitionError
-from ..ops.sharding import shard_range
+from ..sharding import shard_range
 from ..types import LastBatchPolicy
 
 __all__ = [

@@ -15,43 +15,26 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import PipelineClosedError, PipelineError
 from ..graph import DataNode
+from ..io.pools import IOPool, WorkerPool
+from ..stats import PipelineStats
+from ..tensor import Batch
+from ..types import ErrorPolicy
 from . import nvtx as _nvtx
 from .channel import Channel, EndOfStream
-from .io_pool import IOPool, WorkerPool
 from .plan import ExecutionPlan, StageKind, StagePlan
-from .stages import ComputeStage, ErrorPolicy, SourceStage, StageContext, assemble_outputs
-from .stats import PipelineStats, StageClock, StatsRecorder
+from .stages import ComputeStage, SourceStage, Stage, StageContext, StageFactory, assemble_outputs
+from .stats import StageClock, StatsRecorder
 from .work import EndOfEpoch, StageFailure, Work
 
-__all__ = ["BATCHES_PER_STAGE", "Batch", "Engine"]
+__all__ = ["BATCHES_PER_STAGE", "Engine"]
 
 # Batches a compute stage works on at once (see Engine._run_compute).
 BATCHES_PER_STAGE = 2
-
-
-class Batch(tuple):
-    """The outputs of one batch (a tuple of ``TensorList``), with where it came from.
-
-    Attributes:
-        epoch: the epoch it belongs to.
-        batch_index: its index within the epoch.
-        sample_ids: identities of its samples.
-        sources: the source file (or description) of each sample.
-        sample_ids: identities of its samples (unique within an epoch).
-        dropped: ``(sample_id, SampleError)`` of samples that failed and could
-            not be replaced (external sources under ``on_error="skip"``).
-    """
-
-    epoch: int
-    batch_index: int
-    sources: list[str | None]
-    sample_ids: Any
-    dropped: list[tuple[int, Any]]
 
 
 def _forget(alive: set[asyncio.Task[Any]]) -> Callable[[asyncio.Task[Any]], None]:
@@ -90,7 +73,12 @@ class Engine:
         num_threads: worker threads for CPU operators.
         prefetch_queue_depth: capacity of each channel between stages.
         on_error: ``raise`` or ``skip``.
+        seed: the pipeline's seed (sources derive their orders from it).
         start_epoch: the first epoch to produce (for resuming).
+        start_batch: the first batch of ``start_epoch`` to produce.
+        stage_factories: how to make the stages of other kinds than
+            ``read`` and ``cpu`` (the pipeline passes the GPU stage's factory
+            for ``mixed`` and ``gpu``).
     """
 
     def __init__(
@@ -104,7 +92,7 @@ class Engine:
         seed: int,
         start_epoch: int = 0,
         start_batch: int = 0,
-        device_id: int = 0,
+        stage_factories: Mapping[StageKind, StageFactory] | None = None,
     ) -> None:
         self.plan = plan
         self.batch_size = batch_size
@@ -124,7 +112,7 @@ class Engine:
         stages = list(plan.stages)
         self.source_stage = SourceStage(stages[0], self._ctx, keep[0])
         self.compute_stages = [
-            self._make_stage(s, keep[i + 1], device_id, prefetch_queue_depth) for i, s in enumerate(stages[1:])
+            self._make_stage(s, keep[i + 1], stage_factories or {}) for i, s in enumerate(stages[1:])
         ]
         for node in plan.sources:
             node.op.prepare(batch_size, seed, self.io)  # type: ignore[attr-defined]
@@ -147,13 +135,14 @@ class Engine:
         self._start_batch = start_batch
         self.loop: asyncio.AbstractEventLoop | None = None
 
-    def _make_stage(self, plan: StagePlan, keep: set[DataNode], device_id: int, depth: int) -> Any:
-        """A ComputeStage (cpu), or a GPU stage (mixed, gpu: ``streamflow.gpu``, imported only then)."""
-        if plan.kind in (StageKind.MIXED, StageKind.GPU):
-            from ..gpu.stage import make_stage
-
-            return make_stage(plan, self._ctx, keep, device_id=device_id, keep_alive=depth + 2)
-        return ComputeStage(plan, self._ctx, keep)
+    def _make_stage(self, plan: StagePlan, keep: set[DataNode], factories: Mapping[StageKind, StageFactory]) -> Stage:
+        """A ComputeStage for ``cpu``; the given factory's stage for the other kinds."""
+        if plan.kind is StageKind.CPU:
+            return ComputeStage(plan, self._ctx, keep)
+        factory = factories.get(plan.kind)
+        if factory is None:
+            raise PipelineError(f"no stage implementation for the {plan.kind.label} stage", stage=plan.kind.label)
+        return factory(plan, self._ctx, keep)
 
     # --- life cycle -------------------------------------------------------
     def start(self) -> None:
@@ -190,7 +179,7 @@ class Engine:
         for node in self.plan.sources:
             node.op.close()  # type: ignore[attr-defined]
         for stage in self.compute_stages:  # GPU stages drop the device memory they hold
-            getattr(stage, "close", lambda: None)()
+            stage.close()
 
     def _label(self, index: int) -> str:
         return ([self.source_stage.label] + [s.label for s in self.compute_stages])[index]
@@ -257,7 +246,7 @@ class Engine:
             await self._put(0, EndOfEpoch(epoch, batch_index))
             epoch, first_batch = epoch + 1, 0
 
-    async def _run_compute(self, index: int, stage: ComputeStage) -> None:
+    async def _run_compute(self, index: int, stage: Stage) -> None:
         """Process batches in order, with up to BATCHES_PER_STAGE of them at once.
 
         Two batches in progress keep the worker pool busy: chunks of batch i+1
@@ -272,10 +261,8 @@ class Engine:
             if isinstance(item, Work):
                 token = times.work_begin()  # instrumentation
                 item = await stage.process(item)
-                if last and stage.kind >= StageKind.MIXED:  # GPU stages assemble on their stream
-                    item.outputs = await stage.assemble(item)  # type: ignore[attr-defined]
-                elif last:
-                    item.outputs = await self.workers.call(assemble_outputs, self.plan, item)
+                if last:
+                    item.outputs = await stage.assemble(item)
                 times.work_end(token, item)  # instrumentation: batches, samples, busy time
             return item
 

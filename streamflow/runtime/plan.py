@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 from ..errors import PipelineDefinitionError
 from ..graph import DataNode, OpNode, topological_order
-from ..ops.base import RandomKey, Source
-from ..ops.fused import fuse_graph
+from ..operator import RandomKey, Source
 from ..types import Device
+from .fusion import fuse_graph
 
 __all__ = ["ExecutionPlan", "StageKind", "StagePlan", "make_plan"]
 
@@ -54,9 +54,6 @@ class ExecutionPlan:
     outputs: tuple[DataNode, ...]
     sources: tuple[OpNode, ...]
     random_keys: dict[int, RandomKey]  # id(OpNode) -> key
-
-    def node_names(self) -> list[str]:
-        return [n.name for s in self.stages for n in s.nodes]
 
 
 def _stage_of(node: OpNode) -> StageKind:

@@ -11,7 +11,7 @@ stage, operator and file, or (``on_error="skip"``) counted and replaced.
 
 from __future__ import annotations
 
-import enum
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,39 +20,35 @@ import numpy as np
 
 from ..errors import PipelineError, SampleError
 from ..graph import DataNode, OpNode
-from ..ops.base import Chunk, Source, SourceBatch
+from ..io.pools import WorkerPool
+from ..operator import Chunk, Source, SourceBatch
+from ..stats import SkippedSample
 from ..tensor import TensorList
-from ..types import Device
+from ..types import Device, ErrorPolicy
 from .arena import BatchArena
-from .io_pool import WorkerPool
 from .plan import ExecutionPlan, StageKind, StagePlan
-from .stats import SkippedSample, StatsRecorder
+from .stats import StatsRecorder
 from .work import Work
 
-__all__ = ["ComputeStage", "ErrorPolicy", "SourceStage", "StageContext", "assemble_outputs"]
+__all__ = [
+    "ComputeStage",
+    "SourceStage",
+    "Stage",
+    "StageContext",
+    "StageFactory",
+    "assemble_outputs",
+    "run_chain",
+    "sample_failure",
+]
 
 # A replacement sample that fails is itself replaced; past this many failures
 # in a row for one slot the data set is probably unreadable, so stop.
 MAX_REPLACEMENT_ATTEMPTS = 64
 
 
-class ErrorPolicy(enum.Enum):
-    """What a pipeline does with a sample that fails (``on_error``)."""
-
-    RAISE = "raise"
-    SKIP = "skip"
-
-    @classmethod
-    def parse(cls, value: str | ErrorPolicy) -> ErrorPolicy:
-        if isinstance(value, ErrorPolicy):
-            return value
-        try:
-            return cls(str(value).lower())
-        except ValueError:
-            raise ValueError(f"on_error must be 'raise' or 'skip', got {value!r}") from None
-
-
 Replacer = Callable[[int, int, int, StageKind], Awaitable["Work | None"]]
+#: Makes the stage object of a ``mixed`` or ``gpu`` stage plan (see ``Engine``).
+StageFactory = Callable[["StagePlan", "StageContext", "set[DataNode]"], "Stage"]
 
 
 @dataclass
@@ -104,7 +100,19 @@ def _join_source_batches(batches: list[SourceBatch], nodes: tuple[OpNode, ...]) 
     return work, failures
 
 
-class _Stage:
+class Stage:
+    """One stage of a running pipeline: what the engine calls, batch after batch.
+
+    The engine owns this interface; the CPU stages below implement it, and
+    ``streamflow.gpu.stage.GpuStage`` implements it for the ``mixed`` and
+    ``gpu`` stages (handed to the engine as a ``StageFactory``).
+
+    Args:
+        plan: the stage's operators.
+        ctx: what the stages of a pipeline share.
+        keep: the data nodes later stages (or the outputs) still need.
+    """
+
     kind: StageKind
 
     def __init__(self, plan: StagePlan, ctx: StageContext, keep: set[DataNode]) -> None:
@@ -113,6 +121,17 @@ class _Stage:
         self.ctx = ctx
         self.keep = keep  # data nodes needed after this stage
         self.label = plan.kind.label
+
+    async def process(self, work: Work, attempt: int = 0) -> Work:
+        """Run the stage on one batch (``attempt`` > 0: a replacement sample)."""
+        raise NotImplementedError
+
+    async def assemble(self, work: Work) -> tuple[TensorList, ...]:
+        """The batch's outputs as TensorLists (called on the last stage only)."""
+        return await self.ctx.workers.call(assemble_outputs, self.ctx.plan, work)
+
+    def close(self) -> None:
+        """Release what the stage holds (called once, when the pipeline closes)."""
 
     def _check_attempt(self, attempt: int) -> None:
         """Stop replacing failed samples after MAX_REPLACEMENT_ATTEMPTS in a row."""
@@ -156,7 +175,7 @@ class _Stage:
         return kept
 
 
-class SourceStage(_Stage):
+class SourceStage(Stage):
     """Reads one batch from every source of the pipeline."""
 
     @property
@@ -199,7 +218,7 @@ class SourceStage(_Stage):
         return await self._handle_failures(work, failures, attempt)
 
 
-class ComputeStage(_Stage):
+class ComputeStage(Stage):
     """Runs a chain of operators on the rows of each batch, chunk by chunk."""
 
     def __init__(self, plan: StagePlan, ctx: StageContext, keep: set[DataNode]) -> None:
@@ -221,8 +240,6 @@ class ComputeStage(_Stage):
             work.arenas[data] = BatchArena(n)
         parts = min(n, self.ctx.chunks_per_batch)
         bounds = [round(i * n / parts) for i in range(parts + 1)]
-        import asyncio
-
         results = await asyncio.gather(
             *(self.ctx.workers.call(self._run_chain, work, bounds[i], bounds[i + 1]) for i in range(parts))
         )
@@ -372,8 +389,7 @@ def assemble_outputs(plan: ExecutionPlan, work: Work) -> tuple[TensorList, ...]:
     """Worker thread: turn the output columns into TensorLists (dense when possible)."""
     result = []
     for data in plan.outputs:
-        op = data.producer.op
-        layout = op.layout(data.index) if hasattr(op, "layout") else ""
+        layout = data.producer.op.layout(data.index)
         samples = work.values[data]
         arena = work.arenas.get(data)
         dense = arena.take(samples) if arena is not None else None

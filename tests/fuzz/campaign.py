@@ -63,7 +63,7 @@ def random_list_text(seed: int, k: int) -> bytes:
 
 def check_file_list(text: bytes, workdir: str) -> list[str]:
     from streamflow.errors import PipelineDefinitionError
-    from streamflow.ops.file_reader import FileReader, parse_file_list
+    from streamflow.ops.readers.file import FileReader, parse_file_list
 
     path = os.path.join(workdir, "list.txt")
     with open(path, "wb") as f:

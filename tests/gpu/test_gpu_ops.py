@@ -11,10 +11,10 @@ import pytest
 from gpu_helpers import odd_images, run_both
 
 from streamflow.ops.crop import Crop, CropSpec
+from streamflow.ops.crop_mirror_normalize import CropMirrorNormalize
 from streamflow.ops.flip import Flip
-from streamflow.ops.fused import ResizeCropMirrorNormalize
-from streamflow.ops.normalize import CropMirrorNormalize
 from streamflow.ops.resize import Resize, ResizeSpec
+from streamflow.ops.resize_crop_mirror_normalize import ResizeCropMirrorNormalize
 from streamflow.types import DataType
 
 pytestmark = pytest.mark.gpu

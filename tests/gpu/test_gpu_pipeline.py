@@ -48,7 +48,7 @@ def test_mixed_decode_matches_cpu_decode(tmp_path):
     import cupy as cp
 
     from streamflow.codecs.nvimgcodec import ImageDecoder
-    from streamflow.gpu.ops import MixedImageDecoder
+    from streamflow.gpu.ops.decoders import MixedImageDecoder
     from streamflow.types import Device
 
     data = [p.read_bytes() for p in GOOD_JPEGS]

@@ -9,7 +9,7 @@ import pytest
 
 import streamflow as sf
 from streamflow import fn, types
-from streamflow.ops import kernels as K
+from streamflow._native import imgproc as K
 from streamflow.runtime import arena as arena_module
 from streamflow.runtime.arena import BatchArena
 

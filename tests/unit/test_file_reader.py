@@ -9,7 +9,7 @@ import pytest
 
 import streamflow as sf
 from streamflow import fn
-from streamflow.ops.sharding import EpochOrder, ShardSpec, shard_range
+from streamflow.sharding import EpochOrder, ShardSpec, shard_range
 
 
 def read_all(pipe: sf.Pipeline) -> tuple[list[str], list[int], list[int]]:

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from streamflow.codecs.nvimgcodec import ImageDecoder
 from streamflow.errors import DecodeError, PipelineDefinitionError
-from streamflow.ops.file_reader import FileReader, parse_file_list
+from streamflow.ops.readers.file import FileReader, parse_file_list
 from tests.fuzz import mutators
 
 pytestmark = pytest.mark.timeout(120)

@@ -22,7 +22,7 @@ import streamflow as sf
 from streamflow import fn
 from streamflow.backend import gpu_count
 from streamflow.errors import PipelineDefinitionError, PipelineError
-from streamflow.fn.numpy_reader import numpy as read_numpy
+from streamflow.fn.readers import numpy as read_numpy
 from streamflow.io import npy as npy_io
 
 BENCH_DIR = Path(__file__).resolve().parents[2] / "benchmarks"

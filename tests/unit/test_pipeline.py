@@ -80,8 +80,8 @@ def test_reset_skips_rest_of_epoch(image_root: Path) -> None:
 
 def test_outputs_match_reference_computation(image_root: Path) -> None:
     """The pipeline equals decode -> resize -> crop -> mirror -> normalize done by hand."""
+    from streamflow._native import imgproc as kernels
     from streamflow.codecs.nvimgcodec import ImageDecoder
-    from streamflow.ops import kernels
 
     with training_pipe(image_root, batch_size=6) as pipe:
         batch = pipe.run()

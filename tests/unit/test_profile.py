@@ -15,7 +15,7 @@ import streamflow as sf
 from streamflow import fn
 from streamflow.cli import main as cli_main
 from streamflow.graph import add_node
-from streamflow.ops.base import Chunk, Operator
+from streamflow.operator import Chunk, Operator
 from streamflow.profile import ProfileReport, load_pipeline, profile
 from streamflow.runtime import trace
 

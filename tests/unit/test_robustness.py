@@ -27,12 +27,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import GOOD_JPEGS, PHOTOS, QUIRKS
+from helpers import GOOD_JPEGS, PHOTOS, QUIRKS
 
 import streamflow as sf
 from streamflow import fn
 from streamflow.errors import DecodeError, PipelineError, ReadError
-from streamflow.runtime.io_pool import read_whole_file
+from streamflow.io.pools import read_whole_file
 
 Image = pytest.importorskip("PIL.Image")
 

@@ -14,9 +14,10 @@ import pytest
 import streamflow as sf
 from streamflow import fn
 from streamflow.graph import add_node
-from streamflow.ops.base import Chunk, Operator
+from streamflow.operator import Chunk, Operator
 from streamflow.runtime import nvtx, stats
-from streamflow.runtime.stats import PipelineStats, StageClock, StatsRecorder
+from streamflow.runtime.stats import StageClock, StatsRecorder
+from streamflow.stats import PipelineStats
 
 
 class FailOp(Operator):

@@ -1,0 +1,29 @@
+"""The GPU implementation of each operator, one module per operator (named as in ``streamflow/ops/``).
+
+Importing this package registers them all; ``find_impl(op)`` gives the one
+that runs ``op``.
+"""
+
+from . import (
+    copy_to_gpu,
+    crop,
+    crop_mirror_normalize,
+    decoders,
+    flip,
+    resize,
+    resize_crop_mirror_normalize,
+)
+from .registry import GpuImpl, find_impl, register
+
+__all__ = [
+    "GpuImpl",
+    "copy_to_gpu",
+    "crop",
+    "crop_mirror_normalize",
+    "decoders",
+    "find_impl",
+    "flip",
+    "register",
+    "resize",
+    "resize_crop_mirror_normalize",
+]

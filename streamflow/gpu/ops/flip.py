@@ -1,0 +1,59 @@
+"""``flip`` on the GPU: one launch per element size.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...errors import SampleError
+from ...operator import Chunk
+from ...ops.flip import Flip
+from .. import kernels as K
+from ..context import GpuContext, param_rows
+from .registry import register
+
+__all__ = ["flip_gpu"]
+
+
+@register(Flip)
+def flip_gpu(op: Flip, chunk: Chunk, ctx: GpuContext) -> list[list[Any]]:
+    cp = ctx.cp
+    out: list[Any] = [None] * len(chunk)
+    rows, imgs = [], []
+    for row, image in enumerate(chunk.inputs[0]):
+        if not isinstance(image, cp.ndarray) or image.ndim not in (2, 3) or image.itemsize not in (1, 2, 4, 8):
+            chunk.fail(row, SampleError(f"flip expects an HW or HWC image, got shape {getattr(image, 'shape', None)}"))
+            continue
+        rows.append(row)
+        imgs.append(cp.ascontiguousarray(image))
+    if not rows:
+        return [out]
+    S = K.FLIP_SLOTS
+    results: list[Any] = [None] * len(imgs)
+    groups: dict[np.dtype, list[int]] = {}
+    for i, img in enumerate(imgs):
+        groups.setdefault(np.dtype(img.dtype), []).append(i)
+    chw = op._layout.upper() == "CHW"
+    for dtype, members in groups.items():
+        outs = ctx.alloc([tuple(imgs[i].shape) for i in members], dtype)
+        P = param_rows(len(members))
+        sizes = []
+        for j, i in enumerate(members):
+            img, row = imgs[i], rows[i]
+            if img.ndim == 3 and chw:
+                planes, H, W, C = img.shape[0], img.shape[1], img.shape[2], 1
+            else:
+                planes, H, W = 1, img.shape[0], img.shape[1]
+                C = img.shape[2] if img.ndim == 3 else 1
+            P[j, S["SRC"]], P[j, S["DST"]] = img.data.ptr, outs[j].data.ptr
+            P[j, S["P"]], P[j, S["H"]], P[j, S["W"]], P[j, S["C"]] = planes, H, W, C
+            P[j, S["HFLIP"]] = int(bool(int(chunk.arg("horizontal", row, op.horizontal))))
+            P[j, S["VFLIP"]] = int(bool(int(chunk.arg("vertical", row, op.vertical))))
+            sizes.append(planes * H * W * C)
+            results[i] = outs[j]
+        ctx.launch(f"sf_flip_b{dtype.itemsize}", P, max(sizes))
+    for row, r in zip(rows, results):
+        out[row] = r
+    return [out]

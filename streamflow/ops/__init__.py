@@ -1,0 +1,14 @@
+"""The operators: one module per operator (or per tight family), each holding
+the ``fn`` function that adds it to a graph, the validation of its arguments
+and its CPU implementation. Their GPU implementations live in
+``streamflow/gpu/ops/`` under the same names.
+
+    resize.py  crop.py  flip.py  crop_mirror_normalize.py  normalize.py  cast.py
+    color.py (color_twist, hue, saturation, hsv, brightness_contrast)
+    color_space_conversion.py  rotate.py  warp_affine.py  transpose.py
+    random_resized_crop.py  random_crop_window.py (the window draw it shares)
+    random.py (uniform, coin_flip, normal, choice)  external_source.py
+    decoders/ (image, image_crop, image_random_crop, image_slice)
+    readers/  (file, numpy, and list_source: what both share)
+    resize_crop_mirror_normalize.py: the fused pair the planner makes
+"""

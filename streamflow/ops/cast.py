@@ -1,0 +1,72 @@
+"""``cast``: element-type conversion, as DALI 2.4's CPU operator.
+
+Float to integer rounds half away from zero and saturates to the type's
+range (``-1.5 -> -2``, ``2.5 -> 3``, ``300 -> 255`` for uint8); NaN becomes 0;
+other conversions are numpy casts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import PipelineDefinitionError, SampleError
+from ..graph import DataNode, add_node
+from ..operator import Chunk, Operator
+from ..types import (
+    DataType,
+    Device,
+    parse_dtype,
+)
+from .color import convert_to
+
+__all__ = ["Cast", "cast", "cast_array", "parse_output_dtype"]
+
+
+def cast_array(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """DALI's ``Cast``: saturating, rounding half away from zero, NaN -> 0 for integer targets."""
+    values = np.asarray(values)
+    dtype = np.dtype(dtype)
+    if dtype.kind in "ui" and values.dtype.kind == "f":
+        values = np.nan_to_num(values.astype(np.float64), nan=0.0, posinf=np.inf, neginf=-np.inf)
+        return convert_to(values, dtype)
+    if dtype.kind in "ui" and values.dtype.kind in "ui":
+        info = np.iinfo(dtype)
+        return np.clip(values, max(info.min, np.iinfo(values.dtype).min), min(info.max, np.iinfo(values.dtype).max)).astype(dtype)
+    if dtype == np.bool_:
+        return values != 0
+    with np.errstate(over="ignore", invalid="ignore"):  # e.g. 70000 -> float16 inf, as DALI
+        return values.astype(dtype)
+
+
+def parse_output_dtype(value: Any, what: str) -> np.dtype:
+    try:
+        return parse_dtype(value).numpy
+    except ValueError as e:
+        raise PipelineDefinitionError(f"{what}: {e}") from None
+
+
+class Cast(Operator):
+    """Convert samples to ``dtype`` (any shape)."""
+
+    name = "cast"
+
+    def __init__(self, dtype: Any, *, name: str | None = None) -> None:
+        super().__init__(name=name)
+        self.out_dtype = parse_output_dtype(dtype, "cast: dtype")
+
+    def run(self, chunk: Chunk) -> list[list[Any]]:
+        out: list[Any] = []
+        for row, value in enumerate(chunk.inputs[0]):
+            arr = np.asarray(value)
+            if arr.dtype.kind not in "uifb":
+                chunk.fail(row, SampleError(f"cast: input must be numeric, got dtype {arr.dtype}"))
+                out.append(None)
+                continue
+            out.append(cast_array(arr, self.out_dtype))
+        return [out]
+
+def cast(data: DataNode, *, dtype: DataType | str, device: str | Device | None = None, name: str | None = None) -> DataNode:
+    """Convert to ``dtype``; float to integer rounds half away from zero and saturates (NaN -> 0)."""
+    return add_node(Cast(dtype, name=name), [data], device=device)[0]

@@ -1,0 +1,1 @@
+"""The image decoders (``fn.decoders``): one module per operator."""

@@ -1,0 +1,164 @@
+"""``decoders.image``: encoded bytes to HWC uint8 images (nvImageCodec), and
+``DecoderCrop``, the base of the decoders that decode one window per sample.
+
+Each reads the oriented image size from the header (``ImageDecoder.peek_shape``),
+computes the window, and decodes only that window (``decode_batch(regions=...)``,
+an nvImageCodec region decode). The result equals decoding the whole image and
+slicing the window, bit for bit (nvImageCodec's region decode is exact, EXIF
+orientation included), but reads and converts only the window's pixels.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...codecs.nvimgcodec import ImageDecoder
+from ...errors import DecodeError, SampleError
+from ...graph import DataNode, add_node
+from ...operator import Chunk, Operator
+from ...types import (
+    Device,
+    ImageType,
+    parse_image_type,
+)
+
+__all__ = ["DecoderCrop", "ImageDecode", "Window", "decoder_arguments", "image"]
+
+
+class ImageDecode(Operator):
+    """Decodes the chunk's images in one nvImageCodec call on the worker thread."""
+
+    name = "decoders.image"
+    devices = frozenset({Device.CPU, Device.MIXED})
+
+    def __init__(
+        self,
+        *,
+        device: Device = Device.CPU,
+        output_type: ImageType = ImageType.RGB,
+        adjust_orientation: bool = True,
+        max_pixels: int | None = 128_000_000,
+        name: str | None = None,
+    ) -> None:
+        super().__init__(device=device, name=name)
+        self.output_type = output_type
+        self.adjust_orientation = adjust_orientation
+        self.max_pixels = max_pixels
+        self._decoder: ImageDecoder | None = None
+
+    def _get_decoder(self) -> ImageDecoder:
+        # Built on first use (the decoder keeps one nvImageCodec instance per thread).
+        if self._decoder is None:
+            device = Device.CPU if self.device is Device.CPU else Device.MIXED
+            self._decoder = ImageDecoder(
+                device, output_type=self.output_type, adjust_orientation=self.adjust_orientation,
+                max_pixels=self.max_pixels,
+            )
+        return self._decoder
+
+    def run(self, chunk: Chunk) -> list[list[Any]]:
+        results = self._get_decoder().decode_batch(chunk.inputs[0], chunk.sources)
+        out: list[Any] = []
+        for row, result in enumerate(results):
+            if isinstance(result, DecodeError):
+                chunk.fail(row, result)
+                out.append(None)
+            else:
+                out.append(result)
+        return [out]
+
+    def layout(self, index: int) -> str:
+        return "HWC"
+
+Window = tuple[int, int, int, int]  # (y0, x0, h, w)
+
+
+class DecoderCrop(ImageDecode):
+    """A decoder that decodes one window per sample (subclasses say which)."""
+
+    name = "decoders.image_crop_base"
+
+    def window(self, chunk: Chunk, row: int, height: int, width: int) -> Window:
+        raise NotImplementedError
+
+    def run(self, chunk: Chunk) -> list[list[Any]]:
+        decoder = self._get_decoder()
+        data = chunk.inputs[0]
+        regions: list[tuple[int, int, int, int] | None] = []
+        failed: dict[int, SampleError] = {}
+        for row, raw in enumerate(data):
+            source = chunk.sources[row]
+            try:
+                height, width, _ = decoder.peek_shape(raw, source)
+                y0, x0, h, w = self.window(chunk, row, height, width)
+            except DecodeError as err:
+                failed[row] = err
+                regions.append(None)
+                continue
+            except (SampleError, ValueError) as err:
+                reason = err.reason if isinstance(err, SampleError) else str(err)
+                failed[row] = SampleError(f"{self.name}: {reason}", source)
+                regions.append(None)
+                continue
+            if h <= 0 or w <= 0 or y0 < 0 or x0 < 0 or y0 + h > height or x0 + w > width:
+                failed[row] = SampleError(
+                    f"{self.name}: window {h}x{w} at (y={y0}, x={x0}) does not fit the "
+                    f"{height}x{width} image", source,
+                )
+                regions.append(None)
+                continue
+            regions.append((y0, x0, y0 + h, x0 + w))
+        todo = [row for row in range(len(data)) if row not in failed]
+        out: list[Any] = [None] * len(data)
+        if todo:
+            results = decoder.decode_batch(
+                [data[r] for r in todo], [chunk.sources[r] for r in todo], regions=[regions[r] for r in todo],
+            )
+            for row, result in zip(todo, results):
+                if isinstance(result, DecodeError):
+                    failed[row] = result
+                else:
+                    out[row] = result
+        for row, failure in failed.items():
+            chunk.fail(row, failure)
+        return [out]
+
+def image(
+    data: DataNode,
+    *,
+    device: str | Device | None = None,
+    output_type: str | ImageType = ImageType.RGB,
+    adjust_orientation: bool = True,
+    max_pixels: int | None = 128_000_000,
+    name: str | None = None,
+) -> DataNode:
+    """Decode images (JPEG, PNG, BMP, TIFF, WebP, JPEG 2000, PNM) to HWC uint8.
+
+    Args:
+        data: encoded images (e.g. the first output of ``fn.readers.file``).
+        device: ``"cpu"`` (nvImageCodec's CPU backend) or ``"mixed"`` (GPU decoding).
+        output_type: ``types.RGB`` (default), ``types.BGR``, ``types.GRAY``, ``types.YCbCr``.
+        adjust_orientation: apply the EXIF orientation.
+        max_pixels: refuse images with more pixels than this (decompression
+            bombs), before decoding; ``None`` for no limit.
+        name: a name for errors and statistics.
+
+    A file that cannot be decoded fails with an error naming it, or is
+    skipped and replaced under ``on_error="skip"``.
+    """
+    op = ImageDecode(
+        output_type=parse_image_type(output_type),
+        adjust_orientation=adjust_orientation,
+        max_pixels=max_pixels,
+        name=name,
+    )
+    return add_node(op, [data], device=device)[0]
+
+
+def decoder_arguments(output_type: str | ImageType, adjust_orientation: bool, max_pixels: int | None,
+                      name: str | None) -> dict[str, Any]:
+    """The constructor arguments every image decoder shares, validated."""
+    return dict(
+        output_type=parse_image_type(output_type), adjust_orientation=adjust_orientation,
+        max_pixels=max_pixels, name=name,
+    )

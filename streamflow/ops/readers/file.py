@@ -1,0 +1,252 @@
+"""``readers.file``: encoded files and integer labels from a folder tree or a list.
+
+Three ways to name the files (exactly one must be used):
+
+* ``file_root``: every sorted sub-folder is a class (label 0, 1, ...); the
+  files under it (recursively, sorted) are its samples.
+* ``file_list``: a text file of ``path label`` lines; paths are relative to
+  ``file_root`` if given, else to the list's own folder.
+* ``files`` (+ ``labels``, default 0, 1, 2, ...).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ...distributed import resolve_shard
+from ...errors import PipelineDefinitionError, ReadError, SampleError
+from ...graph import DataNode, add_node
+from ...operator import SourceBatch
+from ...sharding import ShardSpec
+from .list_source import ListSource
+
+__all__ = ["DEFAULT_FILE_FILTERS", "FileReader", "file", "list_file_root", "parse_file_list", "walk_files"]
+
+DEFAULT_FILE_FILTERS = (
+    "*.jpg", "*.jpeg", "*.png", "*.bmp", "*.tif", "*.tiff", "*.pnm", "*.ppm", "*.pgm",
+    "*.pbm", "*.jp2", "*.webp",
+)  # fmt: skip
+
+
+def _matches(name: str, filters: Sequence[str], case_sensitive: bool) -> bool:
+    if not case_sensitive:
+        name = name.lower()
+        return any(fnmatch.fnmatchcase(name, f.lower()) for f in filters)
+    return any(fnmatch.fnmatchcase(name, f) for f in filters)
+
+
+def walk_files(folder: str, filters: Sequence[str], case_sensitive: bool) -> list[str]:
+    """Files under ``folder`` matching ``filters``, sorted; symlink loops are cut."""
+    found: list[str] = []
+    seen_dirs: set[str] = set()
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=True):
+        real = os.path.realpath(dirpath)
+        if real in seen_dirs:  # a symlink loop: do not descend again
+            dirnames[:] = []
+            continue
+        seen_dirs.add(real)
+        dirnames.sort()
+        for name in filenames:
+            if _matches(name, filters, case_sensitive):
+                found.append(os.path.join(dirpath, name))
+    return sorted(found)
+
+
+def list_file_root(file_root: str, filters: Sequence[str], case_sensitive: bool = False) -> list[tuple[str, int]]:
+    """(path, label) pairs: one label per sorted sub-folder of ``file_root``."""
+    if not os.path.isdir(file_root):
+        raise PipelineDefinitionError(f"readers.file: file_root {file_root!r} is not a directory")
+    classes = sorted(e.name for e in os.scandir(file_root) if e.is_dir())
+    entries = [
+        (path, label)
+        for label, cls in enumerate(classes)
+        for path in walk_files(os.path.join(file_root, cls), filters, case_sensitive)
+    ]
+    if not entries:
+        where = f"{len(classes)} class folders" if classes else "no class sub-folders"
+        raise PipelineDefinitionError(
+            f"readers.file: no files matching {list(filters)} under {file_root!r} ({where}); "
+            "file_root expects one sub-folder per class, e.g. root/cat/1.jpg"
+        )
+    return entries
+
+
+LABEL_MAX = 2**31 - 1  # labels are int32
+
+
+def parse_file_list(file_list: str, file_root: str | None) -> list[tuple[str, int]]:
+    """(path, label) pairs from a ``path label`` text file; blank and ``#`` lines skipped.
+
+    The list is read as UTF-8; bytes that are not UTF-8 are kept as the file
+    system keeps them (``surrogateescape``), so a list naming non-UTF-8 files
+    still reaches those files. Labels must fit in int32.
+    """
+    try:
+        with open(file_list, encoding="utf-8", errors="surrogateescape") as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        raise PipelineDefinitionError(f"readers.file: cannot read file_list {file_list!r}: {e.strerror or e}") from None
+    base = file_root if file_root is not None else os.path.dirname(os.path.abspath(file_list))
+    entries = []
+    for number, line in enumerate(lines, start=1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        parts = text.rsplit(None, 1)
+        path, label = (parts[0], -1) if len(parts) == 2 else ("", -1)
+        try:
+            label = int(parts[-1])
+        except ValueError:
+            path = ""
+        if not path or label < 0 or label > LABEL_MAX or "\0" in path:
+            raise PipelineDefinitionError(
+                f"readers.file: {file_list}:{number}: expected 'path label' with a non-negative "
+                f"int32 integer label and no NUL in the path, got {line!r}"
+            )
+        entries.append((os.path.join(base, path), label))
+    if not entries:
+        raise PipelineDefinitionError(f"readers.file: file_list {file_list!r} lists no files")
+    return entries
+
+
+class FileReader(ListSource):
+    """Reads whole files; outputs (encoded bytes as uint8 arrays, int32 labels of shape (1,))."""
+
+    name = "readers.file"
+    num_outputs = 2
+
+    def __init__(
+        self,
+        *,
+        file_root: str | os.PathLike[str] | None = None,
+        file_list: str | os.PathLike[str] | None = None,
+        files: Sequence[str | os.PathLike[str]] | None = None,
+        labels: Sequence[int] | None = None,
+        file_filters: Sequence[str] = DEFAULT_FILE_FILTERS,
+        case_sensitive_filter: bool = False,
+        shard: ShardSpec = ShardSpec(),
+        seed: int | None = None,
+        name: str | None = None,
+    ) -> None:
+        super().__init__(shard=shard, seed=seed, name=name)
+        # Paths are kept as str; bytes names (non-UTF-8 file systems) become
+        # str through os.fsdecode, which round-trips to the same bytes.
+        root = os.fsdecode(file_root) if file_root is not None else None
+        if isinstance(file_filters, str):
+            file_filters = [file_filters]
+        if files is not None:
+            if file_list is not None:
+                raise PipelineDefinitionError("readers.file: give either files or file_list, not both")
+            paths = [os.path.join(root, os.fsdecode(p)) if root else os.fsdecode(p) for p in files]
+            if labels is None:
+                labels = list(range(len(paths)))
+            if len(labels) != len(paths):
+                raise PipelineDefinitionError(
+                    f"readers.file: {len(paths)} files but {len(labels)} labels; give one label per file"
+                )
+            self.entries = list(zip(paths, (int(x) for x in labels)))
+            bad = [x for _, x in self.entries if not -LABEL_MAX - 1 <= x <= LABEL_MAX]
+            if bad:
+                raise PipelineDefinitionError(f"readers.file: labels are int32, {bad[0]} does not fit")
+            if not self.entries:
+                raise PipelineDefinitionError("readers.file: files is empty")
+        elif file_list is not None:
+            self.entries = parse_file_list(os.fsdecode(file_list), root)
+        elif root is not None:
+            self.entries = list_file_root(root, list(file_filters), case_sensitive_filter)
+        else:
+            raise PipelineDefinitionError("readers.file needs file_root, file_list or files")
+        self.paths = [p for p, _ in self.entries]
+        self.labels = np.array([label for _, label in self.entries], dtype=np.int32)
+
+    async def _read(self, items: np.ndarray, ids: np.ndarray) -> SourceBatch:
+        assert self._io is not None
+        paths = [self.paths[i] for i in items]
+        contents = await self._io.read_files(paths)
+        data: list[Any] = []
+        failures: dict[int, SampleError] = {}
+        for row, content in enumerate(contents):
+            if isinstance(content, ReadError):
+                failures[row] = content
+                data.append(None)
+            else:
+                data.append(np.frombuffer(content, dtype=np.uint8))
+        labels = [self.labels[i : i + 1] for i in items]
+        return SourceBatch(outputs=[data, labels], sample_ids=ids, sources=paths, failures=failures)
+
+    @property
+    def num_items(self) -> int:
+        return len(self.entries)
+
+
+def file(
+    *,
+    file_root: str | os.PathLike[str] | None = None,
+    file_list: str | os.PathLike[str] | None = None,
+    files: Sequence[str | os.PathLike[str]] | None = None,
+    labels: Sequence[int] | None = None,
+    file_filters: Sequence[str] | str = DEFAULT_FILE_FILTERS,
+    case_sensitive_filter: bool = False,
+    random_shuffle: bool = False,
+    initial_fill: int = 1024,
+    shard_id: int | None = None,
+    num_shards: int | None = None,
+    stick_to_shard: bool = False,
+    pad_last_batch: bool = False,
+    seed: int | None = None,
+    name: str | None = None,
+) -> tuple[DataNode, DataNode]:
+    """Read whole files and their labels.
+
+    Args:
+        file_root: folder with one sub-folder per class (label = sorted index).
+        file_list: text file of ``path label`` lines (paths relative to
+            ``file_root`` if given, else to the list's folder).
+        files: explicit paths; ``labels`` default to 0, 1, 2, ...
+        labels: one integer label per entry of ``files``.
+        file_filters: glob patterns of the files to take under ``file_root``
+            (case-insensitive unless ``case_sensitive_filter``).
+        random_shuffle: shuffle every epoch (through a buffer of ``initial_fill``).
+        initial_fill: size of the shuffle buffer.
+        shard_id: this reader's shard, in ``[0, num_shards)`` (default: the
+            process's rank, from ``torch.distributed`` or ``RANK``; else 0).
+        num_shards: how many parts the data set is split into (default: the
+            world size, from ``torch.distributed`` or ``WORLD_SIZE``; else 1).
+        stick_to_shard: keep the same shard every epoch (otherwise epoch ``e``
+            reads shard ``(shard_id + e) % num_shards``).
+        pad_last_batch: pad every shard to the same, whole-batch length by
+            repeating its last sample.
+        seed: shuffling seed (default: the pipeline's).
+        name: the reader's name, for ``pipe.epoch_size(name)`` and iterators.
+
+    Returns:
+        ``(data, labels)``: the encoded files as 1-D uint8 arrays and int32
+        labels of shape ``(1,)``.
+    """
+    shard_id, num_shards = resolve_shard(shard_id, num_shards)
+    spec = ShardSpec(
+        shard_id=shard_id,
+        num_shards=num_shards,
+        stick_to_shard=stick_to_shard,
+        pad_last_batch=pad_last_batch,
+        random_shuffle=random_shuffle,
+        initial_fill=initial_fill,
+    )
+    reader = FileReader(
+        file_root=file_root,
+        file_list=file_list,
+        files=files,
+        labels=labels,
+        file_filters=file_filters,
+        case_sensitive_filter=case_sensitive_filter,
+        shard=spec,
+        seed=seed,
+        name=name,
+    )
+    data, label = add_node(reader, [])
+    return data, label

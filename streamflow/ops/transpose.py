@@ -1,0 +1,84 @@
+"""``transpose``: reorder the dimensions of each sample (CPU).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import PipelineDefinitionError, SampleError
+from ..graph import DataNode, add_node
+from ..operator import Chunk, Operator
+from ..types import (
+    Device,
+)
+
+__all__ = ["Transpose", "transpose"]
+
+
+class Transpose(Operator):
+    """Reorders the dimensions of each sample: output dim ``i`` is input dim ``perm[i]``."""
+
+    name = "transpose"
+
+    def __init__(self, perm: Sequence[int] | None = None, *, input_layout: str = "",
+                 output_layout: str | None = None, transpose_layout: bool = True,
+                 name: str | None = None) -> None:
+        super().__init__(name=name)
+        self.perm = None if perm is None else tuple(int(p) for p in perm)
+        if self.perm is not None and sorted(self.perm) != list(range(len(self.perm))):
+            raise PipelineDefinitionError(f"transpose: perm must be a permutation of 0..n-1, got {list(perm or [])}")
+        self.input_layout = input_layout or ""
+        if output_layout is not None:
+            self._layout = output_layout
+        elif transpose_layout and self.perm is not None and len(self.input_layout) == len(self.perm):
+            self._layout = "".join(self.input_layout[p] for p in self.perm)
+        elif transpose_layout and self.perm is None and self.input_layout:
+            self._layout = self.input_layout[::-1]
+        else:
+            self._layout = self.input_layout
+        if output_layout is not None and self.perm is not None and len(output_layout) not in (0, len(self.perm)):
+            raise PipelineDefinitionError(
+                f"transpose: output_layout {output_layout!r} does not have {len(self.perm)} dimensions"
+            )
+
+    def run(self, chunk: Chunk) -> list[list[Any]]:
+        out: list[Any] = []
+        for row, sample in enumerate(chunk.inputs[0]):
+            arr = np.asarray(sample)
+            perm = self.perm if self.perm is not None else tuple(range(arr.ndim))[::-1]
+            if len(perm) != arr.ndim:
+                chunk.fail(row, SampleError(
+                    f"transpose: perm {list(perm)} has {len(perm)} dimensions but the sample has shape {arr.shape}"
+                ))
+                out.append(None)
+                continue
+            out.append(np.ascontiguousarray(np.transpose(arr, perm)))
+        return [out]
+
+    def layout(self, index: int) -> str:
+        return self._layout
+
+def transpose(
+    data: DataNode,
+    *,
+    perm: Sequence[int] | None = None,
+    output_layout: str | None = None,
+    transpose_layout: bool = True,
+    device: str | Device | None = None,
+    name: str | None = None,
+) -> DataNode:
+    """Reorder dimensions: output dimension ``i`` is input dimension ``perm[i]``.
+
+    Args:
+        perm: a permutation, e.g. ``[2, 0, 1]`` for HWC -> CHW. Default: reverse.
+        output_layout: the layout name of the result (default: the input's,
+            permuted when ``transpose_layout``).
+        transpose_layout: permute the input's layout name too (default on).
+        device: ``"cpu"`` (``"gpu"``: not yet).
+    """
+    op = Transpose(perm, input_layout=data.producer.op.layout(data.index), output_layout=output_layout,
+                   transpose_layout=transpose_layout, name=name)
+    return add_node(op, [data], device=device)[0]

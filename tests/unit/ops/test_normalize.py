@@ -1,0 +1,88 @@
+"""``normalize``: given and computed statistics, axes, dtypes, errors.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import (
+    run_arrays,
+)
+
+import streamflow as sf
+from streamflow import fn
+
+
+# --- normalize --------------------------------------------------------------
+def sample(seed=0, shape=(5, 6, 3)):
+    return np.random.default_rng(seed).random(shape).astype(np.float32) * 10
+
+
+def test_normalize_default_all_axes() -> None:
+    x = sample()
+    out = run_arrays([x], lambda d: fn.normalize(d))[0][0]
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, (x - x.mean()) / x.std(), atol=1e-5)
+
+
+def test_normalize_axes_and_axis_names() -> None:
+    x = sample(1)
+    m, s = x.mean((0, 1), keepdims=True), x.std((0, 1), keepdims=True)
+    a, b, c = run_arrays([x], lambda d: (fn.normalize(d, axes=[0, 1]), fn.normalize(d, axis_names="HW"),
+                                     fn.normalize(d, axes=(1, 0))))
+    np.testing.assert_allclose(a[0], (x - m) / s, atol=1e-5)
+    assert np.array_equal(a[0], b[0]) and np.array_equal(a[0], c[0])
+
+
+def test_normalize_given_mean_stddev_epsilon_scale_shift_ddof() -> None:
+    x = sample(2)
+    out = run_arrays([x], lambda d: (
+        fn.normalize(d, mean=0.5, stddev=2.0, epsilon=1.0),  # measured on DALI: sqrt(stddev^2 + eps)
+        fn.normalize(d, mean=0.5),  # stddev computed around the given mean
+        fn.normalize(d, ddof=1, scale=2.0, shift=3.0),
+        fn.normalize(d, epsilon=1.0),
+    ))
+    np.testing.assert_allclose(out[0][0], (x - 0.5) / np.sqrt(5.0), atol=1e-5)
+    np.testing.assert_allclose(out[1][0], (x - 0.5) / np.sqrt(((x.astype(np.float64) - 0.5) ** 2).mean()), atol=1e-5)
+    np.testing.assert_allclose(out[2][0], 2 * (x - x.mean()) / x.std(ddof=1) + 3, atol=1e-5)
+    np.testing.assert_allclose(out[3][0], (x - x.mean()) / np.sqrt(x.var() + 1), atol=1e-5)
+
+
+def test_normalize_tensor_mean_infers_axes_and_per_sample() -> None:
+    xs = [sample(3), sample(4)]
+    mean = np.array([1.0, 2.0, 3.0], np.float32).reshape(1, 1, 3)
+    std = np.array([2.0, 4.0, 8.0], np.float32).reshape(1, 1, 3)
+    out = run_arrays(xs, lambda d: fn.normalize(d, mean=mean, stddev=std))[0]
+    np.testing.assert_allclose(out[0], (xs[0] - mean) / std, atol=1e-5)
+    # mean given as a tensor, stddev computed over the axes where the mean has extent 1
+    out = run_arrays(xs[:1], lambda d: fn.normalize(d, mean=mean))[0][0]
+    np.testing.assert_allclose(out, (xs[0] - mean) / np.sqrt(((xs[0] - mean) ** 2).mean((0, 1), keepdims=True)), atol=1e-5)
+    per = [np.float32(1.0), np.float32(5.0)]
+    out = run_arrays(xs, lambda d, m: fn.normalize(d, mean=m, stddev=2.0), m=per)[0]
+    for x, o, m in zip(xs, out, per):
+        np.testing.assert_allclose(o, (x - m) / 2.0, atol=1e-5)
+
+
+def test_normalize_integer_output_and_constant_input() -> None:
+    x = (sample(5) * 25).astype(np.uint8)
+    out = run_arrays([x], lambda d: fn.normalize(d, dtype="uint8", scale=64, shift=128))[0][0]
+    ref = 64 * (x - x.mean(dtype=np.float64)) / x.std(dtype=np.float64) + 128
+    assert out.dtype == np.uint8
+    assert np.abs(out.astype(int) - np.clip(np.trunc(ref + 0.5), 0, 255)).max() <= 1
+    flat = run_arrays([np.full((3, 3), 7.0, np.float32)], lambda d: fn.normalize(d, shift=1.5))[0][0]
+    assert np.all(flat == 1.5)  # zero stddev: DALI gives shift
+
+
+def test_normalize_errors() -> None:
+    src = fn.external_source([[sample()]])
+    with pytest.raises(sf.PipelineDefinitionError, match="batch=True"):
+        fn.normalize(src, batch=True)
+    with pytest.raises(sf.PipelineDefinitionError, match="not both"):
+        fn.normalize(src, axes=[0], axis_names="H")
+    with pytest.raises(sf.PipelineDefinitionError, match="epsilon"):
+        fn.normalize(src, epsilon=-1)
+    with pytest.raises(sf.PipelineDefinitionError, match="not in the input layout"):
+        fn.normalize(src, axis_names="D")
+    with pytest.raises(sf.PipelineError, match="does not fit"):
+        run_arrays([sample()], lambda d: fn.normalize(d, mean=np.zeros((1, 1, 4)), axes=[0, 1]))
+    fn.normalize(src, batch=True, mean=0.0, stddev=1.0)  # fine: nothing to compute over the batch
