@@ -35,7 +35,6 @@ __all__ = [
     "RandomKey",
     "Source",
     "SourceBatch",
-    "as_list",
     "float_seq",
 ]
 
@@ -149,7 +148,10 @@ class Operator(abc.ABC):
             on_gpu = any(d is Device.GPU for d in input_devices)
             chosen = Device.GPU if on_gpu and Device.GPU in self.devices else min(self.devices, key=_DEVICE_ORDER.index)
         else:
-            chosen = parse_device(device)
+            try:
+                chosen = parse_device(device)
+            except ValueError as err:
+                raise PipelineDefinitionError(f"{self.name}: {err}") from None
         if chosen not in self.devices:
             allowed = " or ".join(repr(d.value) for d in _DEVICE_ORDER if d in self.devices)
             raise PipelineDefinitionError(
@@ -177,9 +179,6 @@ class Operator(abc.ABC):
     def layout(self, index: int) -> str:
         """The layout name of output ``index`` (``"HWC"``, ``"CHW"``; ``""`` when unknown)."""
         return ""
-
-    def describe(self) -> str:
-        return self.instance_name or self.name
 
 
 #: Device preference when an operator's device is inferred.
@@ -235,15 +234,6 @@ class Source(Operator):
 
     def close(self) -> None:
         """Release what the source holds (open iterators, files)."""
-
-
-def as_list(value: Any, length: int, what: str) -> list[Any]:
-    """Broadcast a scalar to ``length`` values, or check a sequence's length."""
-    if isinstance(value, (list, tuple, np.ndarray)):
-        if len(value) != length:
-            raise PipelineDefinitionError(f"{what} must have {length} values, got {len(value)}")
-        return list(value)
-    return [value] * length
 
 
 def float_seq(value: Any, what: str) -> Sequence[float]:

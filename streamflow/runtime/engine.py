@@ -95,13 +95,11 @@ class Engine:
         stage_factories: Mapping[StageKind, StageFactory] | None = None,
     ) -> None:
         self.plan = plan
-        self.batch_size = batch_size
         self.stats_recorder = StatsRecorder(nvtx=_nvtx.wanted(plan))  # instrumentation (issue 9)
         self.workers = WorkerPool(num_threads)
         self.io = IOPool(max(4, 2 * num_threads))
         self._ctx = StageContext(
             plan=plan,
-            batch_size=batch_size,
             workers=self.workers,
             stats=self.stats_recorder,
             on_error=on_error,

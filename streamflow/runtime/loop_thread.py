@@ -46,10 +46,6 @@ class LoopThread:
             future.cancel()
             raise
 
-    @property
-    def is_current(self) -> bool:
-        return threading.current_thread() is self._thread
-
     def stop(self) -> None:
         """Stop the loop, join the thread, close the loop (idempotent)."""
         if self.loop.is_closed():

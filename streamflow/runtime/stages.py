@@ -56,7 +56,6 @@ class StageContext:
     """What stages share: the plan, pools, counters and the error policy."""
 
     plan: ExecutionPlan
-    batch_size: int
     workers: WorkerPool
     stats: StatsRecorder
     on_error: ErrorPolicy

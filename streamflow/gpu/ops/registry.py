@@ -14,13 +14,13 @@ from typing import Any
 from ...operator import Chunk, Operator
 from ..context import GpuContext
 
-__all__ = ["GpuImpl", "find_impl", "register"]
+__all__ = ["IMPLS", "GpuImpl", "find_impl", "register"]
 
 
 GpuImpl = Callable[[Any, Chunk, GpuContext], list[list[Any]]]
 
 
-_IMPLS: dict[type, GpuImpl] = {}
+IMPLS: dict[type, GpuImpl] = {}
 
 
 def register(*types: type) -> Callable[[GpuImpl], GpuImpl]:
@@ -28,7 +28,7 @@ def register(*types: type) -> Callable[[GpuImpl], GpuImpl]:
 
     def wrap(fn: GpuImpl) -> GpuImpl:
         for t in types:
-            _IMPLS[t] = fn
+            IMPLS[t] = fn
         return fn
 
     return wrap
@@ -37,7 +37,7 @@ def register(*types: type) -> Callable[[GpuImpl], GpuImpl]:
 def find_impl(op: Operator) -> GpuImpl | None:
     """The GPU implementation of ``op``'s class (most specific first), or None."""
     for klass in type(op).__mro__:
-        impl = _IMPLS.get(klass)
+        impl = IMPLS.get(klass)
         if impl is not None:
             return impl
     return None

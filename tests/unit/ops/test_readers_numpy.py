@@ -25,7 +25,7 @@ from streamflow.errors import PipelineDefinitionError, PipelineError
 from streamflow.fn.readers import numpy as read_numpy
 from streamflow.io import npy as npy_io
 
-BENCH_DIR = Path(__file__).resolve().parents[2] / "benchmarks"
+BENCH_DIR = Path(__file__).resolve().parents[3] / "benchmarks"
 
 DTYPES = ["<f4", ">f4", "<i2", ">i8", "|u1", "<f8", "|b1", "<c8", ">u2"]
 

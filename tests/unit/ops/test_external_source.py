@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import QUIRKS
 
 import streamflow as sf
 from streamflow import fn
@@ -140,7 +141,7 @@ def test_wrong_batch_size_and_dtype_are_clear() -> None:
 
 
 def test_skip_drops_bad_user_samples_and_reports_them() -> None:
-    good = (Path(__file__).parents[1] / "data" / "jpeg-quirks" / "hopper.jpg").read_bytes()
+    good = (QUIRKS / "hopper.jpg").read_bytes()
 
     @sf.pipeline_def(batch_size=3, num_threads=1, seed=0, on_error="skip")
     def pipe():
