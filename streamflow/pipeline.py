@@ -30,6 +30,7 @@ from .errors import (
     PipelineDefinitionError,
     PipelineError,
 )
+from .gpu.handoff import Handoff, current_cupy_stream
 from .gpu.ops import find_impl
 from .gpu.stage import stage_factory
 from .graph import DataNode, topological_order
@@ -94,6 +95,7 @@ class _Resources:
     def __init__(self) -> None:
         self.engine: Engine | None = None
         self.loop_thread: LoopThread | None = None
+        self.handoff: Handoff | None = None
 
     def release(self) -> None:
         """Stop the engine wherever it runs, then the background loop thread (idempotent)."""
@@ -111,6 +113,9 @@ class _Resources:
                 engine.release_threads()
         if thread is not None:
             thread.stop()
+        handoff, self.handoff = self.handoff, None
+        if handoff is not None:
+            handoff.close()
 
 
 class Pipeline:
@@ -174,6 +179,11 @@ class Pipeline:
         self._resume_at = (0, 0)
         self._position = (0, 0)  # (epoch, next batch) the consumer will receive next
         self._interrupted: concurrent.futures.Future[Batch | None] | None = None
+        #: Returns the consumer's current CUDA stream (``cudaStream_t``); GPU batches
+        #: handed out are released only after the work queued there when the next
+        #: batch is asked for (default: cupy's current stream; the torch iterator
+        #: sets torch's). See ``streamflow/gpu/handoff.py``.
+        self.consumer_stream: Callable[[], int] | None = None
         self._resources = _Resources()
         self._gpu_index: int | None = None  # the GPU of the mixed/gpu stages (set by _resolve_devices)
         self._finalizer = weakref.finalize(self, self._resources.release)
@@ -241,7 +251,7 @@ class Pipeline:
         """How the engine makes the mixed and gpu stages (none for a CPU pipeline)."""
         if self._gpu_index is None:
             return {}
-        make = stage_factory(self._gpu_index, keep_alive=self.prefetch_queue_depth + 2)
+        make = stage_factory(self._gpu_index)
         return {StageKind.MIXED: make, StageKind.GPU: make}
 
     # --- state ------------------------------------------------------------
@@ -275,6 +285,8 @@ class Pipeline:
         )
         engine.start()
         self._resources.engine = engine
+        if self._gpu_index is not None and any(out.device is Device.GPU for out in self._plan.outputs):
+            self._resources.handoff = Handoff(self._gpu_index, self._consumer_stream)
         self._state = PipelineState.RUNNING
         return engine
 
@@ -323,6 +335,15 @@ class Pipeline:
             future.cancel()
             raise
 
+    def _consumer_stream(self) -> int:
+        return (self.consumer_stream or current_cupy_stream)()
+
+    def _next_requested(self) -> None:
+        """In the consumer's thread: GPU batches handed out so far are released after its stream."""
+        handoff = self._resources.handoff
+        if handoff is not None:
+            handoff.next_requested()
+
     def _next_batch_sync(self) -> Batch | None:
         """The next batch (None at the end of the epoch), from synchronous code.
 
@@ -330,6 +351,7 @@ class Pipeline:
         kept, not cancelled: the batch it brings is returned by the next call,
         so an interrupt never loses a batch.
         """
+        self._next_requested()
         future, self._interrupted = self._interrupted, None
         if future is None:
             future = self._submit_sync(self._next_in_epoch)
@@ -355,7 +377,10 @@ class Pipeline:
             return None
         self._epoch_open = True
         self._position = (item.epoch, item.batch_index + 1)
-        return engine.to_batch(item)
+        batch = engine.to_batch(item)
+        if self._resources.handoff is not None:
+            self._resources.handoff.handed_out(tuple(batch))
+        return batch
 
     async def __aenter__(self) -> Pipeline:
         await self._start_here()
@@ -369,6 +394,7 @@ class Pipeline:
 
     async def _iterate_epoch(self) -> AsyncIterator[Batch]:
         while True:
+            self._next_requested()
             batch = await self._on_engine_loop(self._next_in_epoch)
             if batch is None:
                 return
@@ -398,6 +424,7 @@ class Pipeline:
 
     async def arun(self) -> Batch:
         """Async twin of ``run()``; raises ``StopAsyncIteration`` at the end of an epoch."""
+        self._next_requested()
         batch = await self._on_engine_loop(self._next_in_epoch)
         if batch is None:
             raise StopAsyncIteration("end of epoch")

@@ -112,3 +112,58 @@ def folder_with_bad_file(tmp_path: Path) -> Path:
     shutil.copy(DATA / "jpeg-quirks" / "truncated_jpeg.jpg", root / "a" / "bad.jpg")
     (root / "a" / "junk.jpg").write_bytes(b"\xff\xd8\xff" + b"\x00" * 50)
     return root
+
+
+def run_gpu_impl(ctx: Any, op: Any, samples: list[np.ndarray], args: dict[str, list[Any]] | None = None
+                 ) -> tuple[list[np.ndarray | None], dict[int, Any]]:
+    """Run ``op``'s GPU implementation on ``samples`` through ``ctx``: (outputs as numpy, failures)."""
+    from streamflow.gpu.ops import find_impl
+
+    impl = find_impl(op)
+    assert impl is not None, f"no GPU implementation for {op.name}"
+    with ctx.activate():
+        chunk = make_chunk(ctx.to_device(samples), args)
+        out = impl(op, chunk, ctx)[0]
+    ctx.synchronize()
+    return [None if o is None else ctx.to_host(o) for o in out], chunk.failures
+
+
+def run_cpu_op(op: Any, samples: list[np.ndarray], args: dict[str, list[Any]] | None = None
+               ) -> tuple[list[np.ndarray | None], dict[int, Any]]:
+    """Run ``op``'s CPU implementation on ``samples``: (outputs, failures).
+
+    As the engine does, a chunk that raises is run again sample by sample and
+    the samples that raise fail alone.
+    """
+    chunk = make_chunk(samples, args)
+    try:
+        return op.run(chunk)[0], chunk.failures
+    except Exception:
+        pass
+    out: list[Any] = []
+    failures: dict[int, Any] = {}
+    for i, sample in enumerate(samples):
+        one = make_chunk([sample], {k: [v[i]] for k, v in (args or {}).items()})
+        try:
+            value = op.run(one)[0][0]
+        except Exception as err:
+            one.fail(0, err)
+            value = None
+        if one.failures:
+            failures[i] = one.failures[0]
+        out.append(value)
+    return out, failures
+
+
+def assert_same_outputs(got: list[Any], want: list[Any], what: str) -> None:
+    """Bit-identical outputs (NaNs equal), sample by sample."""
+    assert len(got) == len(want), what
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert (g is None) == (w is None), f"{what} sample {i}: one side failed"
+        if g is None:
+            continue
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.shape == w.shape and g.dtype == w.dtype, f"{what} sample {i}: {g.shape} {g.dtype} vs {w.shape} {w.dtype}"
+        if not np.array_equal(g, w, equal_nan=np.issubdtype(g.dtype, np.floating)):
+            diff = np.abs(g.astype(np.float64) - w.astype(np.float64))
+            raise AssertionError(f"{what} sample {i}: {int((diff > 0).sum())} values differ, max {diff.max()}")

@@ -747,6 +747,24 @@ static float cost_order(int vh, double in_h, double in_w, double out_h, double o
     }
 }
 
+/* The automatic pass order: decided from the full geometry (never from the
+ * window), so a window equals the slice of the full output. 1: vertical first. */
+static int auto_order_vh(int src_h, int src_w, int C, int out_h, int out_w, float ry0, float rx0,
+                         float ry1, float rx1, int interp, int antialias) {
+    double in_h = fabs((double)ry1 - ry0), in_w = fabs((double)rx1 - rx0);
+    if (in_h > src_h) in_h = src_h;
+    if (in_w > src_w) in_w = src_w;
+    if (in_h < 1) in_h = 1;
+    if (in_w < 1) in_w = 1;
+    Filter fy = choose_filter(interp, antialias, fabsf(ry1 - ry0), (float)out_h);
+    Filter fx = choose_filter(interp, antialias, fabsf(rx1 - rx0), (float)out_w);
+    int Sy = interp == INTERP_NN ? 1 : filter_support(&fy);
+    int Sx = interp == INTERP_NN ? 1 : filter_support(&fx);
+    float c_vh = cost_order(1, in_h, in_w, out_h, out_w, C, Sy, Sx);
+    float c_hv = cost_order(0, in_h, in_w, out_h, out_w, C, Sy, Sx);
+    return c_vh <= c_hv;
+}
+
 /* The shared body of resample and resample_normalize: `J` arrives with the
  * normalize fields set (J->norm == 0 for a plain resample). */
 static PyObject *resample_impl(PyObject *src_obj, PyObject *out_obj, int out_h, int out_w, int wy0,
@@ -822,24 +840,9 @@ static PyObject *resample_impl(PyObject *src_obj, PyObject *out_obj, int out_h, 
         plan_axis(&J->px, interp, antialias, J->in_w, out_w, wx0, ow, rx0, rx1, 0) < 0) {
         fail = 1;
     } else {
-        if (order == 0) {
-            /* automatic: decided from the full geometry (never from the
-             * window), so a window equals the slice of the full output */
-            double in_h = fabs((double)ry1 - ry0), in_w = fabs((double)rx1 - rx0);
-            if (in_h > J->in_h) in_h = J->in_h;
-            if (in_w > J->in_w) in_w = J->in_w;
-            if (in_h < 1) in_h = 1;
-            if (in_w < 1) in_w = 1;
-            Filter fy = choose_filter(interp, antialias, fabsf(ry1 - ry0), (float)out_h);
-            Filter fx = choose_filter(interp, antialias, fabsf(rx1 - rx0), (float)out_w);
-            int Sy = interp == INTERP_NN ? 1 : filter_support(&fy);
-            int Sx = interp == INTERP_NN ? 1 : filter_support(&fx);
-            float c_vh = cost_order(1, in_h, in_w, out_h, out_w, J->C, Sy, Sx);
-            float c_hv = cost_order(0, in_h, in_w, out_h, out_w, J->C, Sy, Sx);
-            J->order_vh = c_vh <= c_hv;
-        } else {
-            J->order_vh = order == 1;
-        }
+        J->order_vh = order == 0 ? auto_order_vh(J->in_h, J->in_w, J->C, out_h, out_w, ry0, rx0, ry1,
+                                                  rx1, interp, antialias)
+                                 : order == 1;
         if (run_resample(J) < 0) fail = 1;
     }
     plan_free(&J->py);
@@ -1183,6 +1186,53 @@ done:
 }
 
 /* ------------------------------------------------------------------------- */
+/* resample_plan: the taps and weights of both axes, for the GPU passes      */
+/* ------------------------------------------------------------------------- */
+
+static PyObject *axis_tuple(const AxisPlan *p) {
+    Py_ssize_t n = (Py_ssize_t)p->n * p->support;
+    return Py_BuildValue("(iy#y#ii)", p->support, (const char *)p->idx, n * (Py_ssize_t)sizeof(int),
+                         (const char *)p->w, n * (Py_ssize_t)sizeof(float), p->lo, p->hi);
+}
+
+static PyObject *py_resample_plan(PyObject *self, PyObject *args) {
+    int src_h, src_w, C, out_h, out_w, wy0, wx0, wh, ww, interp, antialias;
+    float ry0, rx0, ry1, rx1;
+    if (!PyArg_ParseTuple(args, "iiiiiiiiiffffii:resample_plan", &src_h, &src_w, &C, &out_h, &out_w,
+                          &wy0, &wx0, &wh, &ww, &ry0, &rx0, &ry1, &rx1, &interp, &antialias))
+        return NULL;
+    if (src_h <= 0 || src_w <= 0 || C <= 0 || out_h <= 0 || out_w <= 0 || wh <= 0 || ww <= 0) {
+        PyErr_SetString(PyExc_ValueError, "sizes must be positive");
+        return NULL;
+    }
+    if (wy0 < 0 || wx0 < 0 || wy0 + wh > out_h || wx0 + ww > out_w) {
+        PyErr_SetString(PyExc_ValueError, "window outside the output");
+        return NULL;
+    }
+    if (interp < 0 || interp > 5) {
+        PyErr_SetString(PyExc_ValueError, "bad interpolation code");
+        return NULL;
+    }
+    AxisPlan py, px;
+    memset(&py, 0, sizeof py);
+    memset(&px, 0, sizeof px);
+    if (plan_axis(&py, interp, antialias, src_h, out_h, wy0, wh, ry0, ry1, 1) < 0 ||
+        plan_axis(&px, interp, antialias, src_w, out_w, wx0, ww, rx0, rx1, 0) < 0) {
+        plan_free(&py);
+        plan_free(&px);
+        return PyErr_NoMemory();
+    }
+    int vh = auto_order_vh(src_h, src_w, C, out_h, out_w, ry0, rx0, ry1, rx1, interp, antialias);
+    PyObject *ty = axis_tuple(&py), *tx = axis_tuple(&px);
+    plan_free(&py);
+    plan_free(&px);
+    PyObject *ret = (ty && tx) ? Py_BuildValue("(iOO)", vh, ty, tx) : NULL;
+    Py_XDECREF(ty);
+    Py_XDECREF(tx);
+    return ret;
+}
+
+/* ------------------------------------------------------------------------- */
 
 static PyObject *py_filter_table(PyObject *self, PyObject *args) {
     int interp;
@@ -1210,6 +1260,10 @@ static PyMethodDef methods[] = {
      "interp, antialias, order, round_u8, mirror, mean, mul, shift, chw) -> order used"},
     {"crop_mirror_normalize", py_cmn, METH_VARARGS,
      "crop_mirror_normalize(src, out, y0, x0, mirror, mean, mul, shift, fill, chw)"},
+    {"resample_plan", py_resample_plan, METH_VARARGS,
+     "resample_plan(src_h, src_w, C, out_h, out_w, win_y0, win_x0, win_h, win_w, roi_y0, roi_x0, "
+     "roi_y1, roi_x1, interp, antialias) -> (vertical_first, y_axis, x_axis); an axis is "
+     "(support, int32 taps, float32 weights, lowest tap, highest tap)"},
     {"filter_table", py_filter_table, METH_VARARGS,
      "filter_table(interp) -> list of the tabulated filter coefficients"},
     {NULL, NULL, 0, NULL}};

@@ -67,12 +67,16 @@ else:
     _IMPORT_ERROR = None
 
 __all__ = [
+    "AxisTaps",
+    "ResamplePlan",
+    "cmn_channels",
     "crop_mirror_normalize",
     "filter_table",
     "native_available",
     "normalize_multipliers",
     "resample",
     "resample_normalize",
+    "resample_plan",
     "resampled_size_window",
 ]
 
@@ -290,6 +294,67 @@ def resample(
     return result[:, :, 0] if was_2d else result
 
 
+@dataclass(frozen=True)
+class AxisTaps:
+    """The source taps of one axis of a resize: output ``i`` reads ``taps[i, k]`` with ``weights[i, k]``.
+
+    Exactly what the C resampler uses (same filters, windows, NN stepping and
+    dropped all-zero taps), so a GPU pass that sums ``weights * source`` in the
+    C code's order reproduces it bit for bit.
+    """
+
+    taps: np.ndarray  # int32 (n, support), clamped to the source
+    weights: np.ndarray  # float32 (n, support)
+    lo: int  # lowest tap
+    hi: int  # highest tap
+
+    @property
+    def support(self) -> int:
+        return int(self.taps.shape[1])
+
+
+@dataclass(frozen=True)
+class ResamplePlan:
+    """Both axes of a resize of a window, and the pass order the C resampler picks."""
+
+    vertical_first: bool
+    y: AxisTaps
+    x: AxisTaps
+
+
+def _axis_taps(raw: tuple[int, bytes, bytes, int, int], n: int) -> AxisTaps:
+    support, taps, weights, lo, hi = raw
+    return AxisTaps(
+        np.frombuffer(taps, dtype=np.int32).reshape(n, support),
+        np.frombuffer(weights, dtype=np.float32).reshape(n, support),
+        lo, hi,
+    )
+
+
+def resample_plan(
+    src_shape: tuple[int, int, int],
+    out_size: tuple[int, int],
+    *,
+    window: tuple[int, int, int, int] | None = None,
+    interp: InterpType | str = InterpType.INTERP_LINEAR,
+    antialias: bool = True,
+    roi: tuple[float, float, float, float] | None = None,
+) -> ResamplePlan:
+    """The taps, weights and pass order ``resample`` would use (arguments as ``resample``).
+
+    Args:
+        src_shape: ``(H, W, C)`` of the source image.
+    """
+    H, W, C = (int(v) for v in src_shape)
+    probe = np.empty((H, W, C), dtype=np.uint8) if H > 0 and W > 0 and C > 0 else np.empty((0, 0, 0), np.uint8)
+    g = _resample_geometry(probe, out_size, window, roi, interp, None)
+    y0, x0, wh, ww = g.window
+    vh, ry, rx = _native().resample_plan(
+        H, W, C, *g.out_size, y0, x0, wh, ww, *g.roi, _INTERP_CODES[g.interp], bool(antialias),
+    )
+    return ResamplePlan(bool(vh), _axis_taps(ry, wh), _axis_taps(rx, ww))
+
+
 def resampled_size_window(
     full: tuple[int, int], crop: tuple[int, int], pos: tuple[float, float] = (0.5, 0.5)
 ) -> tuple[int, int, int, int]:
@@ -330,6 +395,39 @@ def normalize_multipliers(
     if any(s == 0.0 for s in std_l):
         raise ValueError("std must be non-zero")
     return mean_l, [float(np.float32(scale) / np.float32(s)) for s in std_l]
+
+
+def cmn_channels(
+    channels: int,
+    mean: Sequence[float] | np.ndarray | float,
+    std: Sequence[float] | np.ndarray | float,
+    scale: float,
+    pad_output: bool,
+    fill_values: Sequence[float] | np.ndarray | float,
+) -> tuple[int, list[float], list[float], list[float]]:
+    """crop_mirror_normalize's per-channel values: (output channels, mean, mul, fill).
+
+    ``pad_output`` rounds the channels up to a power of two; ``fill_values``
+    gives one value for all output channels, one per input channel (padded
+    channels 0) or one per output channel. The CPU kernel and the GPU kernels
+    both take these lists, so the rules live here once.
+    """
+    oc = channels
+    if pad_output:
+        oc = 1
+        while oc < channels:
+            oc *= 2
+    mean_l, mul_l = normalize_multipliers(mean, std, scale, channels)
+    fill_arr = np.asarray(fill_values, dtype=np.float64).reshape(-1)
+    if fill_arr.size == 1:
+        fill_l = [float(fill_arr[0])] * oc
+    elif fill_arr.size == oc:
+        fill_l = [float(v) for v in fill_arr]
+    elif fill_arr.size == channels:
+        fill_l = [float(v) for v in fill_arr] + [0.0] * (oc - channels)
+    else:
+        raise ValueError(f"fill_values must have 1, {channels} or {oc} values, got {fill_arr.size}")
+    return oc, mean_l, mul_l, fill_l
 
 
 def resample_normalize(
@@ -467,21 +565,7 @@ def crop_mirror_normalize(
     odt = np.dtype(out_dtype)
     if odt not in _CMN_OUT_DTYPES:
         raise ValueError(f"out_dtype must be float32, float16 or uint8, got {odt}")
-    oc = C
-    if pad_output:
-        oc = 1
-        while oc < C:
-            oc *= 2
-    mean_l, mul_l = normalize_multipliers(mean, std, scale, C)
-    fill_arr = np.asarray(fill_values, dtype=np.float64).reshape(-1)
-    if fill_arr.size == 1:
-        fill_l = [float(fill_arr[0])] * oc
-    elif fill_arr.size == oc:
-        fill_l = [float(v) for v in fill_arr]
-    elif fill_arr.size == C:
-        fill_l = [float(v) for v in fill_arr] + [0.0] * (oc - C)
-    else:
-        raise ValueError(f"fill_values must have 1, {C} or {oc} values, got {fill_arr.size}")
+    oc, mean_l, mul_l, fill_l = cmn_channels(C, mean, std, scale, pad_output, fill_values)
     shape = (oc, h, w) if layout_u == "CHW" else (h, w, oc)
     if out is None:
         out = np.empty(shape, dtype=odt)

@@ -1,32 +1,36 @@
 """The GPU-side stages (``mixed`` and ``gpu``): whole batches on the stage's own stream.
 
-Per batch, one worker-thread call runs the stage's operator chain inside
-``with device, stream:`` (no ``await`` in between)::
+Per batch, one worker-thread call queues the stage's operator chain with the
+stage's device and stream current (no ``await`` in between)::
 
     stream.wait_event(upstream event)      # device-side wait on the previous GPU stage
     op 1 .. op k (host logic + one launch per operator, or per resize pass)
     event = stream.record()                # the batch's "ready" event
 
-The event travels with the batch (``work.gpu_ready``); the next GPU stage
+The event travels with the batch (``Work.gpu_ready``); the next GPU stage
 waits on it on the device. The last stage assembles the outputs on its stream
 (no copy when a column is already one dense array), records a final event and
 awaits it without blocking the event loop, so a batch reaches the consumer
 finished: frameworks can read it from any stream.
 
-Memory:
+Concurrency: **one batch at a time per stream.** The engine keeps two batches
+of every stage in progress, but a GPU stage queues them one after the other
+(an asyncio lock around the worker call), so batch i+1's wait on its upstream
+event never holds up kernels of batch i still being queued on the same
+stream. Overlap comes from the stages: while the gpu stage's kernels of batch
+i run on its stream, the mixed stage decodes batch i+1 on its own stream, and
+the read stage fetches batch i+2 (``tests/gpu``: the overlap is measured from
+event timings).
 
-* inputs that a batch's kernels read (decoded images of the previous stage)
-  are held until this stage's event completes (``DeferredRelease``): cupy's
-  pool orders reuse only on the allocating stream;
-* the last ``keep_alive`` delivered output batches are referenced by the stage,
-  so memory a consumer frees (say, a ``torch.from_dlpack`` tensor dropped
-  while torch kernels reading it are still queued) goes back to the pool only
-  several batches later (GPU-NOTES: the pool-reuse race).
+Memory: inputs that a batch's kernels read (decoded images of the previous
+stage) are held until this stage's event completes (``DeferredRelease``):
+cupy's pool orders reuse only on the allocating stream. Batches handed to the
+consumer are held by the pipeline's ``Handoff`` (see ``handoff.py``).
 """
 
 from __future__ import annotations
 
-import collections
+import asyncio
 import threading
 from typing import Any
 
@@ -37,9 +41,9 @@ from ..runtime.stages import Stage, StageContext, StageFactory, run_chain
 from ..runtime.work import Work
 from ..tensor import TensorList
 from ..types import Device
-from .context import GpuContext
+from .context import DeviceBackend, GpuContext
 from .ops import find_impl
-from .streams import DeferredRelease, wait_event
+from .streams import DeferredRelease, configure_memory_pool, wait_event
 
 __all__ = ["READY_ATTR", "GpuStage", "stage_factory"]
 
@@ -55,7 +59,6 @@ class GpuStage(Stage):
         ctx: what the stages share.
         keep: data nodes needed after this stage.
         device_id: the GPU.
-        keep_alive: delivered output batches the stage keeps referenced (last stage).
         record_timeline: keep (batch index, start event, end event) per batch
             (timing events; for tests and profiling).
         use_host_func: await the final event through a host callback instead of polling.
@@ -66,25 +69,27 @@ class GpuStage(Stage):
     USE_HOST_FUNC = False
 
     def __init__(self, plan: StagePlan, ctx: StageContext, keep: set[DataNode], *, device_id: int = 0,
-                 keep_alive: int = 4, record_timeline: bool = False, use_host_func: bool = False) -> None:
+                 record_timeline: bool = False, use_host_func: bool = False) -> None:
         super().__init__(plan, ctx, keep)
         self.device_id = device_id
         missing = [n.name for n in plan.nodes if find_impl(n.op) is None]
         if missing:
             raise PipelineError(f"operators {missing} have no GPU implementation", stage=self.label)
-        self._impls = [find_impl(n.op) for n in plan.nodes]
+        self._impls = {id(node): find_impl(node.op) for node in plan.nodes}
         self._gpu: GpuContext | None = None
         self._gpu_lock = threading.Lock()
+        self._one_batch: asyncio.Lock | None = None  # one batch queued at a time (see the module docstring)
         self.deferred = DeferredRelease()
-        self.delivered: collections.deque[Any] = collections.deque(maxlen=max(1, keep_alive))
         self.timeline: list[tuple[int, Any, Any]] | None = [] if record_timeline else None
         self.use_host_func = use_host_func
 
     # --- device context ---------------------------------------------------------
     def gpu(self) -> GpuContext:
+        """The stage's context (device, stream, staging), made on first use."""
         with self._gpu_lock:
             if self._gpu is None:
-                self._gpu = GpuContext(self.device_id, cpu_threads=self.ctx.workers.threads)
+                configure_memory_pool(self.device_id)
+                self._gpu = GpuContext(DeviceBackend(self.device_id), cpu_threads=self.ctx.workers.threads)
             return self._gpu
 
     # --- one batch ---------------------------------------------------------------
@@ -95,7 +100,10 @@ class GpuStage(Stage):
         self.deferred.collect()
         upstream = getattr(work, READY_ATTR, None)
         inputs = [work.values[d] for node in self.plan.nodes for d in node.upstream if d in work.values]
-        local, failures, event = await self.ctx.workers.call(self._run_batch, work, upstream)
+        if self._one_batch is None:
+            self._one_batch = asyncio.Lock()
+        async with self._one_batch:
+            local, failures, event = await self.ctx.workers.call(self._run_batch, work, upstream)
         for key, column in local.items():
             work.values[key] = column
         self.ctx.stats.count_op_batch([node.name for node in self.plan.nodes])
@@ -103,48 +111,47 @@ class GpuStage(Stage):
         self._drop_unneeded(work)
         if failures:
             work = await self._handle_failures(work, failures, attempt)
-            event = self.gpu().stream.record()  # covers the replacements queued meanwhile
+            event = self.gpu().device.stream.record()  # covers the replacements queued meanwhile
         setattr(work, READY_ATTR, event)
         return work
 
     def _run_batch(self, work: Work, upstream: Any) -> tuple[dict[DataNode, list[Any]], dict[int, tuple[OpNode, SampleError]], Any]:
         """Worker thread: the whole chain on the whole batch, queued on the stage's stream."""
         gpu = self.gpu()
-        n = len(work)
-        with gpu.stream.device, gpu.stream.stream:
-            gpu.stream.wait(upstream)
-            start = gpu.stream.record(timing=True) if self.timeline is not None else None
-            impls = {id(node): impl for node, impl in zip(self.plan.nodes, self._impls)}
+        stream = gpu.device.stream
+        with gpu.activate():
+            stream.wait(upstream)
+            start = stream.record(timing=True) if self.timeline is not None else None
 
             def upload(node: OpNode, inputs: list[list[Any]]) -> list[list[Any]]:
                 # host data fed to a GPU operator goes to the device first
                 return [gpu.to_device(col) for col in inputs] if node.op.device is Device.GPU else inputs
 
             local, failures = run_chain(
-                self.ctx, self.label, self.plan.nodes, work, 0, n,
-                lambda node, chunk: impls[id(node)](node.op, chunk, gpu),  # type: ignore[misc]  # every node has one (checked at build)
-                prepare_inputs=upload, prepare_arg=_host,
+                self.ctx, self.label, self.plan.nodes, work, 0, len(work),
+                lambda node, chunk: self._impls[id(node)](node.op, chunk, gpu),  # type: ignore[misc]  # checked in __init__
+                prepare_inputs=upload,
             )
-            event = gpu.stream.record()
+            event = stream.record()
             if self.timeline is not None:
-                self.timeline.append((work.batch_index, start, gpu.stream.record(timing=True)))
+                self.timeline.append((work.batch_index, start, stream.record(timing=True)))
         return local, failures, event
 
     # --- the last stage: outputs --------------------------------------------------
     async def assemble(self, work: Work) -> tuple[TensorList, ...]:
         """The batch's outputs as TensorLists, finished on the device when returned."""
         outputs, event = await self.ctx.workers.call(self._assemble, work, getattr(work, READY_ATTR, None))
-        await wait_event(event, stream=self.gpu().stream.stream, use_host_func=self.use_host_func)
-        self.delivered.append(outputs)
+        stream = self.gpu().device.stream
+        await wait_event(event, stream=stream.stream, device_id=self.device_id, use_host_func=self.use_host_func)
         self.deferred.collect()
         return outputs
 
     def _assemble(self, work: Work, upstream: Any) -> tuple[tuple[TensorList, ...], Any]:
         gpu = self.gpu()
-        cp = gpu.cp
+        cp = gpu.xp
         result = []
-        with gpu.stream.device, gpu.stream.stream:
-            gpu.stream.wait(upstream)
+        with gpu.activate():
+            gpu.device.stream.wait(upstream)
             for data in self.ctx.plan.outputs:
                 layout = data.producer.op.layout(data.index)
                 samples = work.values[data]
@@ -158,18 +165,14 @@ class GpuStage(Stage):
                         result.append(TensorList(list(samples), layout, Device.GPU))
                 else:
                     result.append(TensorList.from_samples(samples, layout=layout, device=data.device))
-            event = gpu.stream.record()
+            event = gpu.device.stream.record()
         return tuple(result), event
 
     def close(self) -> None:
-        """Drop held memory (the stage's stream is left to cupy's finalizers)."""
+        """Drop held memory and give the stream back to the pool (streams are never destroyed)."""
         self.deferred.clear()
-        self.delivered.clear()
-
-
-def _host(value: Any) -> Any:
-    """Per-sample arguments are host values (a GPU one is fetched: rare, synchronous)."""
-    return value.get() if hasattr(value, "get") and type(value).__module__.startswith("cupy") else value
+        if self._gpu is not None:
+            self._gpu.device.stream.close()
 
 
 def _uniform(samples: list[Any]) -> bool:
@@ -192,12 +195,12 @@ def _dense_base(cp: Any, samples: list[Any]) -> Any:
     return base
 
 
-def stage_factory(device_id: int, keep_alive: int) -> StageFactory:
+def stage_factory(device_id: int) -> StageFactory:
     """What the engine calls to make the ``mixed`` and ``gpu`` stages of a pipeline on ``device_id``."""
 
     def make(plan: StagePlan, ctx: StageContext, keep: set[DataNode]) -> Stage:
         assert plan.kind in (StageKind.MIXED, StageKind.GPU)
-        return GpuStage(plan, ctx, keep, device_id=device_id, keep_alive=keep_alive,
+        return GpuStage(plan, ctx, keep, device_id=device_id,
                         record_timeline=GpuStage.RECORD_TIMELINE, use_host_func=GpuStage.USE_HOST_FUNC)
 
     return make

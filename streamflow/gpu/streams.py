@@ -1,6 +1,6 @@
 """CUDA streams, events and pinned staging for the GPU stages (cupy, imported lazily).
 
-Rules this module is built on (``shared/GPU-NOTES.md``):
+Rules this module is built on:
 
 * cupy's current stream is thread-local. A stage's work runs in one worker
   thread call inside ``with device, stream:`` with no ``await`` inside; the
@@ -14,6 +14,10 @@ Rules this module is built on (``shared/GPU-NOTES.md``):
 * Memory that another stream still reads is held (``DeferredRelease``) until
   that stream's event has completed: cupy's pool is stream-ordered only for
   the stream that allocated a block.
+* Stage streams are never destroyed: nvImageCodec frees the buffers it
+  decoded into with ``cudaFreeAsync`` on the stream it decoded on, possibly
+  long after the pipeline closed (the user may still hold the images). A
+  closed pipeline returns its streams to a per-device pool for the next one.
 """
 
 from __future__ import annotations
@@ -23,7 +27,15 @@ import collections
 import threading
 from typing import Any
 
-__all__ = ["DeferredRelease", "PinnedRing", "StageStream", "new_event", "wait_event"]
+__all__ = [
+    "DeferredRelease",
+    "PinnedRing",
+    "StageStream",
+    "configure_memory_pool",
+    "new_event",
+    "release_stream",
+    "wait_event",
+]
 
 
 def _cupy() -> Any:
@@ -38,14 +50,13 @@ def new_event(timing: bool = False) -> Any:
 
 
 class StageStream:
-    """The non-blocking stream one GPU stage owns on one device."""
+    """The non-blocking stream one GPU stage owns on one device (from the stream pool)."""
 
     def __init__(self, device_id: int) -> None:
         cp = _cupy()
         self.device_id = device_id
         self.device = cp.cuda.Device(device_id)
-        with self.device:
-            self.stream = cp.cuda.Stream(non_blocking=True)
+        self.stream = _acquire_stream(device_id)
 
     @property
     def ptr(self) -> int:
@@ -64,11 +75,77 @@ class StageStream:
             event.record(self.stream)
         return event
 
+    def close(self) -> None:
+        """Give the stream back to the pool (it is never destroyed; see the module docstring)."""
+        release_stream(self.device_id, self.stream)
+
+
+_free_streams: dict[int, list[Any]] = collections.defaultdict(list)
+_streams_lock = threading.Lock()
+
+
+def _acquire_stream(device_id: int) -> Any:
+    with _streams_lock:
+        if _free_streams[device_id]:
+            return _free_streams[device_id].pop()
+    cp = _cupy()
+    with cp.cuda.Device(device_id):
+        stream = cp.cuda.Stream(non_blocking=True)
+    _keep_forever.append(stream)
+    return stream
+
+
+def release_stream(device_id: int, stream: Any) -> None:
+    """Return a stage stream to the pool of ``device_id`` for the next pipeline."""
+    with _streams_lock:
+        if stream not in _free_streams[device_id]:
+            _free_streams[device_id].append(stream)
+
+
+#: Every stage stream ever made: referenced for the life of the process.
+_keep_forever: list[Any] = []
+
+#: Cached bytes the driver's default memory pool keeps after a synchronize.
+RELEASE_THRESHOLD_ENV = "STREAMFLOW_MEMPOOL_RELEASE_THRESHOLD"
+_configured: set[int] = set()
+
+
+def configure_memory_pool(device_id: int) -> int:
+    """Let the device's default memory pool keep freed memory (once per device).
+
+    nvImageCodec allocates decode buffers with ``cudaMallocAsync`` from the
+    default pool, whose release threshold is 0: every synchronize would hand
+    the freed buffers back to the driver and the next batch would allocate
+    them again. Keep up to an eighth of the device memory (at most 2 GiB, or
+    ``STREAMFLOW_MEMPOOL_RELEASE_THRESHOLD`` bytes) cached instead.
+
+    Returns:
+        The threshold set [bytes].
+    """
+    import os
+
+    cp = _cupy()
+    rt = cp.cuda.runtime
+    with _streams_lock:
+        if device_id in _configured:
+            return -1
+        _configured.add(device_id)
+    env = os.environ.get(RELEASE_THRESHOLD_ENV)
+    if env is not None:
+        threshold = int(env)
+    else:
+        total = int(rt.getDeviceProperties(device_id)["totalGlobalMem"])
+        threshold = min(total // 8, 2 << 30)
+    pool = rt.deviceGetDefaultMemPool(device_id)
+    rt.memPoolSetAttribute(pool, rt.cudaMemPoolAttrReleaseThreshold, threshold)
+    return threshold
+
 
 async def wait_event(
     event: Any,
     *,
     stream: Any = None,
+    device_id: int = 0,
     use_host_func: bool = False,
     first_delay: float = 2e-5,
     max_delay: float = 1e-3,
@@ -78,6 +155,7 @@ async def wait_event(
     Args:
         event: a cupy ``Event`` already recorded.
         stream: with ``use_host_func``, the stream the event was recorded on.
+        device_id: that stream's device (made current to queue the host function).
         use_host_func: queue a host function on ``stream`` that wakes the loop
             (``Stream.launch_host_func`` + ``loop.call_soon_threadsafe``)
             instead of polling ``Event.done``.
@@ -99,7 +177,8 @@ async def wait_event(
             except RuntimeError:
                 pass  # the loop is closed: nobody waits any more
 
-        stream.launch_host_func(wake, None)
+        with _cupy().cuda.Device(device_id):
+            stream.launch_host_func(wake, None)
         await fut
         return
     delay = first_delay

@@ -10,6 +10,7 @@ from . import (
     crop_mirror_normalize,
     decoders,
     flip,
+    readers_numpy,
     resize,
     resize_crop_mirror_normalize,
 )
@@ -23,6 +24,7 @@ __all__ = [
     "decoders",
     "find_impl",
     "flip",
+    "readers_numpy",
     "register",
     "resize",
     "resize_crop_mirror_normalize",

@@ -1,5 +1,4 @@
-"""``crop_mirror_normalize`` on the GPU: one launch per batch.
-"""
+"""``crop_mirror_normalize`` on the GPU: one launch per batch, the CPU kernel's arithmetic."""
 
 from __future__ import annotations
 
@@ -7,101 +6,92 @@ from typing import Any
 
 import numpy as np
 
+from ..._native import imgproc
 from ...errors import SampleError
 from ...operator import Chunk
 from ...ops.crop_mirror_normalize import CropMirrorNormalize
 from .. import kernels as K
-from ..context import F32, GpuContext, as_hwc, float_bits
+from ..context import GpuContext, float_bits, param_rows
 from .registry import register
 
-__all__ = ["CMN_KIND", "cmn_outputs", "cmn_params", "crop_mirror_normalize_gpu"]
+__all__ = ["CMN_KIND", "channel_table", "cmn_outputs", "crop_mirror_normalize_gpu", "fill_cmn_slots"]
+
+#: Kernel name suffix of each output type.
+CMN_KIND = {np.dtype(np.float32): "f32", np.dtype(np.float16): "f16", np.dtype(np.uint8): "u8"}
 
 
-def cmn_params(op: CropMirrorNormalize, chunk: Chunk, row: int, C: int, P: np.ndarray,
-                window: tuple[int, int, int, int]) -> tuple[int, int, int]:
-    """Fill the CMN slots of one sample; returns the output (oc, h, w)."""
+def channel_table(op: CropMirrorNormalize, chunk: Chunk, row: int, channels: int) -> tuple[int, np.ndarray]:
+    """(output channels, the float32 [mean x C, mul x C, fill x OC] table) of one sample."""
+    try:
+        oc, mean, mul, fill = imgproc.cmn_channels(
+            channels,
+            np.asarray(chunk.arg("mean", row, op.mean), dtype=np.float64),
+            np.asarray(chunk.arg("std", row, op.std), dtype=np.float64),
+            op.scale, op.pad_output, op.crop.fill_values,
+        )
+    except ValueError as err:
+        raise SampleError(str(err)) from None
+    return oc, np.asarray([*mean, *mul, *fill], dtype=np.float32)
+
+
+def fill_cmn_slots(op: CropMirrorNormalize, chunk: Chunk, row: int, P: np.ndarray, window: tuple[int, int, int, int],
+                   oc: int) -> tuple[int, int, int]:
+    """The crop_mirror_normalize slots of one sample's row; returns its output (oc, h, w)."""
     S = K.CMN_SLOTS
     y0, x0, h, w = window
-    oc = C
-    if op.pad_output:
-        oc = 1
-        while oc < C:
-            oc *= 2
-    if C > K.MAX_CHANNELS or oc > K.MAX_CHANNELS:
-        raise SampleError(f"crop_mirror_normalize on the GPU takes at most {K.MAX_CHANNELS} channels, got {C}")
-    mean = np.asarray(chunk.arg("mean", row, op.mean), dtype=np.float64).reshape(-1)
-    std = np.asarray(chunk.arg("std", row, op.std), dtype=np.float64).reshape(-1)
-    if mean.size == 1:
-        mean = np.repeat(mean, C)
-    if std.size == 1:
-        std = np.repeat(std, C)
-    if mean.size != C or std.size != C:
-        raise SampleError(f"mean and std must have 1 or {C} values, got {mean.size} and {std.size}")
-    if np.any(std == 0):
-        raise SampleError("std must be non-zero")
-    fill = np.asarray(op.crop.fill_values, dtype=np.float64).reshape(-1)
-    if fill.size == 1:
-        fill = np.repeat(fill, oc)
-    elif fill.size == C:
-        fill = np.concatenate([fill, np.zeros(oc - C)])
-    elif fill.size != oc:
-        raise SampleError(f"fill_values must have 1, {C} or {oc} values, got {fill.size}")
-    P[K.RESAMPLE_SLOTS["C"]] = C
     P[S["OH"]], P[S["OW"]], P[S["OC"]] = h, w, oc
     P[S["CHW"]] = int(op.output_layout == "CHW")
     P[S["MIRROR"]] = int(bool(int(chunk.arg("mirror", row, op.mirror))))
     P[S["Y0"]], P[S["X0"]] = y0, x0
     P[S["SHIFT"]] = float_bits(op.shift)
-    for c in range(C):
-        P[S["MEAN"] + c] = float_bits(F32(mean[c]))
-        P[S["MUL"] + c] = float_bits(F32(F32(op.scale) / F32(std[c])))
-    for c in range(oc):
-        P[S["FILL"] + c] = float_bits(F32(fill[c]))
     return oc, h, w
 
 
 def cmn_outputs(ctx: GpuContext, op: CropMirrorNormalize, shapes: list[tuple[int, int, int]], P: np.ndarray) -> list[Any]:
+    """Allocate the outputs (in the operator's layout) and point each row's OUT slot at its own."""
     layout_shapes = [(oc, h, w) if op.output_layout == "CHW" else (h, w, oc) for oc, h, w in shapes]
     results = ctx.alloc(layout_shapes, op.out_dtype)
     for i, r in enumerate(results):
-        P[i, K.CMN_SLOTS["OUT"]] = r.data.ptr
+        P[i, K.CMN_SLOTS["OUT"]] = ctx.address(r)
     return results
-
-
-CMN_KIND = {np.dtype(np.float32): "f32", np.dtype(np.float16): "f16", np.dtype(np.uint8): "u8"}
 
 
 @register(CropMirrorNormalize)
 def crop_mirror_normalize_gpu(op: CropMirrorNormalize, chunk: Chunk, ctx: GpuContext) -> list[list[Any]]:
-    cp = ctx.cp
     out: list[Any] = [None] * len(chunk)
-    rows, imgs, P_rows, shapes = [], [], [], []
+    rows, imgs, tables, shapes, P_rows = [], [], [], [], []
     for row, image in enumerate(chunk.inputs[0]):
         try:
-            img = as_hwc(cp, image)
-            if img.dtype == np.float16:
+            img = ctx.as_hwc(image)
+            if img.dtype == np.float16:  # as the CPU kernel: float16 is read as float32
                 img = img.astype(np.float32)
+            if np.dtype(img.dtype) not in (np.dtype(np.uint8), np.dtype(np.float32)):
+                raise SampleError(f"src must have dtype uint8, float32; got {img.dtype}")
             H, W, C = (int(v) for v in img.shape)
             window = op.window_for(chunk, row, H, W) or (0, 0, H, W)
+            oc, table = channel_table(op, chunk, row, C)
             P = np.zeros(K.NP, dtype=np.int64)
-            shapes.append(cmn_params(op, chunk, row, C, P, window))
+            shapes.append(fill_cmn_slots(op, chunk, row, P, window, oc))
         except (SampleError, ValueError) as err:
             chunk.fail(row, err)
             continue
         rows.append(row)
         imgs.append(img)
+        tables.append(table)
         P_rows.append(P)
     if not rows:
         return [out]
-    src_kind = "u8" if all(i.dtype == np.uint8 for i in imgs) else "f32"
-    imgs = [i if src_kind == "u8" or i.dtype == np.float32 else i.astype(np.float32) for i in imgs]
-    P = np.stack(P_rows)
+    kind = "u8" if all(i.dtype == np.uint8 for i in imgs) else "f32"
+    imgs = [i if kind == "u8" or i.dtype == np.float32 else i.astype(np.float32) for i in imgs]
+    staged, addresses = ctx.stage(tables)
+    P = np.stack(P_rows) if P_rows else param_rows(0)
     S, R = K.CMN_SLOTS, K.RESAMPLE_SLOTS
     for i, img in enumerate(imgs):
-        P[i, R["SRC"]], P[i, R["SRC_STRIDE"]] = img.data.ptr, img.strides[0] // img.itemsize
-        P[i, S["H"]], P[i, S["W"]] = img.shape[0], img.shape[1]
+        P[i, R["SRC"]], P[i, R["SRC_STRIDE"]], P[i, R["C"]] = ctx.address(img), img.strides[0] // img.itemsize, img.shape[2]
+        P[i, S["H"]], P[i, S["W"]], P[i, S["CHAN"]] = img.shape[0], img.shape[1], addresses[i]
     results = cmn_outputs(ctx, op, shapes, P)
-    ctx.launch(f"sf_cmn_{src_kind}_{CMN_KIND[np.dtype(op.out_dtype)]}", P, max(h * w for _, h, w in shapes))
+    ctx.launch(f"sf_cmn_{kind}_{CMN_KIND[np.dtype(op.out_dtype)]}", P, max(h for _, h, _ in shapes))
+    del staged
     for row, r in zip(rows, results):
         out[row] = r
     return [out]

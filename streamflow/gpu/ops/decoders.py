@@ -46,7 +46,7 @@ def decode_gpu(op: ImageDecode, chunk: Chunk, ctx: GpuContext) -> list[list[Any]
     """Mixed decoding: the operator's own logic (windows, errors) with a GPU decoder."""
     if not isinstance(op._decoder, MixedImageDecoder):
         op._decoder = MixedImageDecoder(
-            device_id=ctx.device_id, cuda_stream=ctx.stream.ptr, cpu_threads=ctx.cpu_threads,
+            device_id=ctx.device.device_id, cuda_stream=ctx.device.stream.ptr, cpu_threads=ctx.cpu_threads,
             output_type=op.output_type, adjust_orientation=op.adjust_orientation, max_pixels=op.max_pixels,
         )
     return op.run(chunk)

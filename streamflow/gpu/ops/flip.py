@@ -1,5 +1,4 @@
-"""``flip`` on the GPU: one launch per element size.
-"""
+"""``flip`` on the GPU: one launch per element size."""
 
 from __future__ import annotations
 
@@ -19,15 +18,15 @@ __all__ = ["flip_gpu"]
 
 @register(Flip)
 def flip_gpu(op: Flip, chunk: Chunk, ctx: GpuContext) -> list[list[Any]]:
-    cp = ctx.cp
+    xp = ctx.xp
     out: list[Any] = [None] * len(chunk)
     rows, imgs = [], []
     for row, image in enumerate(chunk.inputs[0]):
-        if not isinstance(image, cp.ndarray) or image.ndim not in (2, 3) or image.itemsize not in (1, 2, 4, 8):
-            chunk.fail(row, SampleError(f"flip expects an HW or HWC image, got shape {getattr(image, 'shape', None)}"))
+        if not ctx.is_array(image) or image.ndim not in (2, 3) or image.itemsize not in (1, 2, 4, 8) or 0 in image.shape:
+            chunk.fail(row, SampleError(f"flip expects a non-empty HW or HWC image, got shape {getattr(image, 'shape', None)}"))
             continue
         rows.append(row)
-        imgs.append(cp.ascontiguousarray(image))
+        imgs.append(xp.ascontiguousarray(image))
     if not rows:
         return [out]
     S = K.FLIP_SLOTS
@@ -35,11 +34,11 @@ def flip_gpu(op: Flip, chunk: Chunk, ctx: GpuContext) -> list[list[Any]]:
     groups: dict[np.dtype, list[int]] = {}
     for i, img in enumerate(imgs):
         groups.setdefault(np.dtype(img.dtype), []).append(i)
-    chw = op._layout.upper() == "CHW"
+    chw = op.layout(0).upper() == "CHW"
     for dtype, members in groups.items():
         outs = ctx.alloc([tuple(imgs[i].shape) for i in members], dtype)
         P = param_rows(len(members))
-        sizes = []
+        row_counts = []
         for j, i in enumerate(members):
             img, row = imgs[i], rows[i]
             if img.ndim == 3 and chw:
@@ -47,13 +46,13 @@ def flip_gpu(op: Flip, chunk: Chunk, ctx: GpuContext) -> list[list[Any]]:
             else:
                 planes, H, W = 1, img.shape[0], img.shape[1]
                 C = img.shape[2] if img.ndim == 3 else 1
-            P[j, S["SRC"]], P[j, S["DST"]] = img.data.ptr, outs[j].data.ptr
+            P[j, S["SRC"]], P[j, S["DST"]] = ctx.address(img), ctx.address(outs[j])
             P[j, S["P"]], P[j, S["H"]], P[j, S["W"]], P[j, S["C"]] = planes, H, W, C
             P[j, S["HFLIP"]] = int(bool(int(chunk.arg("horizontal", row, op.horizontal))))
             P[j, S["VFLIP"]] = int(bool(int(chunk.arg("vertical", row, op.vertical))))
-            sizes.append(planes * H * W * C)
+            row_counts.append(planes * H)
             results[i] = outs[j]
-        ctx.launch(f"sf_flip_b{dtype.itemsize}", P, max(sizes))
+        ctx.launch(f"sf_flip_b{dtype.itemsize}", P, max(row_counts))
     for row, r in zip(rows, results):
         out[row] = r
     return [out]

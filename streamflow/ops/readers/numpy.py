@@ -11,25 +11,20 @@ Two ways to run, chosen by ``fn.readers.numpy``:
   batch in the read stage, all files concurrently on the pipeline's I/O
   pool, each with :func:`streamflow.io.read_npy` (header parse, ROI
   resolution, coalesced positioned reads of just the region's bytes).
-* **Per-sample ROI** (any ROI argument is a ``DataNode``): sources run
-  before the operators that compute per-sample values, and the engine
-  hands a source no argument inputs, so the work is split in two nodes:
-  :class:`NumpyReader` with ``deferred=True`` yields each sample's path in
-  the read stage (sharding, shuffling and ``on_error="skip"`` replacements
-  stay the source's), and :class:`NumpyRegionRead`, an operator of the
-  ``cpu`` stage (``gpu`` stage for ``device="gpu"``), reads each file's
-  region with that sample's ROI arguments on the worker threads.
+* **Per-sample ROI** (any ROI argument is a ``DataNode``) **or**
+  ``device="gpu"``: the work is split in two nodes. :class:`NumpyReader`
+  with ``deferred=True`` yields each sample's path in the read stage
+  (sharding, shuffling and ``on_error="skip"`` replacements stay the
+  source's), and :class:`NumpyRegionRead` reads each file's region with that
+  sample's ROI arguments: an operator of the ``cpu`` stage, or of the ``gpu``
+  stage for ``device="gpu"``, where ``gpu/ops/readers_numpy.py`` reads with
+  kvikio (GPUDirect Storage, or its compat mode) into device memory on the
+  stage's own device and stream.
 
 A file that cannot be read (missing, truncated, hostile or non-numeric
 header, ROI that does not fit under ``out_of_bounds_policy="error"``) is a
 per-sample :class:`~streamflow.errors.ReadError` naming the file, so
 ``on_error="skip"`` replaces it and keeps batches full.
-
-``device="gpu"`` reads with kvikio (GPUDirect Storage, or its compat mode)
-into CuPy arrays, see :mod:`streamflow.io.kvikio_backend`. That path has NOT
-run on a GPU: the engine does not execute GPU operators yet (a pipeline
-with ``device_id=None`` refuses them; ``device_id="auto"`` on a machine
-without a GPU falls back to the CPU path, which is tested).
 """
 
 from __future__ import annotations
@@ -67,7 +62,8 @@ __all__ = ["PER_SAMPLE_ROI_ARGUMENTS", "NumpyReader", "NumpyRegionRead", "list_n
 #: ROI arguments that may be per-sample ``DataNode``s (``roi_axes`` is constant, as in DALI).
 PER_SAMPLE_ROI_ARGUMENTS = frozenset(a for a in ROI_ARGUMENTS if a != "roi_axes")
 
-_COALESCE = {"max_gap": DEFAULT_MAX_GAP, "max_waste": DEFAULT_MAX_WASTE, "max_reads": DEFAULT_MAX_READS}
+#: How a region's byte ranges are merged into few reads (see ``io.roi.plan_reads``).
+COALESCE = {"max_gap": DEFAULT_MAX_GAP, "max_waste": DEFAULT_MAX_WASTE, "max_reads": DEFAULT_MAX_READS}
 
 
 def list_npy_files(
@@ -101,7 +97,8 @@ def list_npy_files(
     return paths
 
 
-def _as_read_error(error: BaseException, path: str) -> ReadError:
+def as_read_error(error: BaseException, path: str) -> ReadError:
+    """``error`` as the ``ReadError`` of the file ``path`` (one sample's failure)."""
     if isinstance(error, ReadError):
         return error
     return ReadError(f"{type(error).__name__}: {error}", path)
@@ -125,7 +122,6 @@ class NumpyReader(ListSource):
     """
 
     name = "readers.numpy"
-    devices = frozenset({Device.CPU, Device.GPU})
     num_outputs = 1
 
     def __init__(
@@ -142,8 +138,6 @@ class NumpyReader(ListSource):
         name: str | None = None,
     ) -> None:
         super().__init__(shard=shard, seed=seed, name=name, device=device)
-        if deferred and device is not Device.CPU:
-            raise PipelineDefinitionError("readers.numpy: a deferred reader yields host paths (device='cpu')")
         self.paths = list(paths)
         self.roi = dict(roi) if roi else None
         self.policy = out_of_bounds_policy
@@ -176,7 +170,7 @@ class NumpyReader(ListSource):
                 stats=self.stats,
             )
         except SampleError as e:
-            return _as_read_error(e, path)
+            return as_read_error(e, path)
 
     async def _read(self, items: np.ndarray, ids: np.ndarray) -> SourceBatch:
         paths = [self.paths[int(i)] for i in items]
@@ -234,39 +228,31 @@ class NumpyRegionRead(Operator):
         self.fill_value = fill_value
         self.stats = npy_io.ReadStats()
 
-    def _read(self, path: str, roi: dict[str, Any]) -> Any:
-        if self.device is Device.CPU:
-            return npy_io.read_npy_sync(
-                path,
-                roi=roi,
-                fill_value=self.fill_value,
-                out_of_bounds_policy=self.policy,
-                stats=self.stats,
-            )
-        from ...io import kvikio_backend  # only for GPU reads (untested: no GPU here)
+    def roi_for(self, chunk: Chunk, row: int) -> dict[str, Any]:
+        """The ROI arguments of ``row``: the constant ones and its per-sample values."""
+        roi = dict(self.roi)
+        for name, values in chunk.args.items():
+            roi[name] = _per_sample_value(values[row])
+        return roi
 
-        return kvikio_backend.read_npy_gpu_sync(
-            path,
-            roi=roi,
-            fill_value=self.fill_value,
-            out_of_bounds_policy=self.policy,
-            coalesce=dict(_COALESCE),
-            stats=self.stats,
-        )
-
-    def run(self, chunk: Chunk) -> list[list[Any]]:
+    def read_each(self, chunk: Chunk, read: Any) -> list[Any]:
+        """``read(path, roi)`` for every row; a failure is that row's ``ReadError``, named after its file."""
         out: list[Any] = []
         for row, path in enumerate(chunk.inputs[0]):
-            roi = dict(self.roi)
-            for name, values in chunk.args.items():
-                roi[name] = _per_sample_value(values[row])
             try:
-                out.append(self._read(path, roi))
+                out.append(read(path, self.roi_for(chunk, row)))
             except (SampleError, PipelineDefinitionError) as e:
-                # a bad per-sample ROI value is this sample's failure, named after its file
-                chunk.fail(row, _as_read_error(e, path))
+                chunk.fail(row, as_read_error(e, path))
                 out.append(None)
-        return [out]
+        return out
+
+    def run(self, chunk: Chunk) -> list[list[Any]]:
+        def read(path: str, roi: dict[str, Any]) -> Any:
+            return npy_io.read_npy_sync(
+                path, roi=roi, fill_value=self.fill_value, out_of_bounds_policy=self.policy, stats=self.stats,
+            )
+
+        return [self.read_each(chunk, read)]
 
     def layout(self, index: int) -> str:
         return ""
@@ -410,7 +396,7 @@ def numpy(
         initial_fill=initial_fill,
     )
     paths = list_npy_files(file_root, files, file_filter)
-    if not per_sample:
+    if not per_sample and dev is Device.CPU:
         reader = NumpyReader(
             paths,
             device=dev,
@@ -422,8 +408,9 @@ def numpy(
             name=name,
         )
         return add_node(reader, [], device=dev)[0]
-    # Per-sample ROI: the source yields paths; the region read runs after the
-    # per-sample values exist (see the module docstring).
+    # Per-sample ROI or GPU reads: the source yields paths; the region read runs
+    # after the per-sample values exist, and GPU reads run in the gpu stage on
+    # its device and stream (see the module docstring).
     reader = NumpyReader(paths, shard=spec, seed=seed, deferred=True, name=name)
     (path_node,) = add_node(reader, [], device=Device.CPU)
     read = NumpyRegionRead(device=dev, roi=constants, out_of_bounds_policy=policy, fill_value=fill_value)

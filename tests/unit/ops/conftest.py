@@ -1,6 +1,9 @@
-"""Fixtures of the operator tests: encoded real images and their full decodes."""
+"""Fixtures of the operator tests: encoded real images and their full decodes, kernel contexts."""
 
 from __future__ import annotations
+
+import os
+from typing import Any
 
 import numpy as np
 import pytest
@@ -18,3 +21,36 @@ def encoded() -> list[np.ndarray]:
 def full(encoded: list[np.ndarray]) -> list[np.ndarray]:
     dec = ImageDecoder()
     return [dec.decode(e) for e in encoded]
+
+
+_CONTEXTS: dict[str, Any] = {}
+
+
+@pytest.fixture(params=["host", pytest.param("device", marks=pytest.mark.gpu)])
+def kernel_ctx(request: pytest.FixtureRequest) -> Any:
+    """A GpuContext for the GPU implementations: the kernels' host build, and a real GPU when present.
+
+    The host build checks the kernels' arithmetic on the CPU (under
+    AddressSanitizer when ``STREAMFLOW_HOST_KERNELS_ASAN=1``); only the
+    ``device`` case is a GPU test.
+    """
+    from streamflow.gpu.context import GpuContext
+
+    kind = request.param
+    if kind not in _CONTEXTS:
+        if kind == "host":
+            _CONTEXTS[kind] = GpuContext.on_host(sanitize=os.environ.get("STREAMFLOW_HOST_KERNELS_ASAN") == "1")
+        else:
+            _CONTEXTS[kind] = GpuContext.on_device(0)
+    return _CONTEXTS[kind]
+
+
+@pytest.fixture(params=["wide", "tiny"])
+def grid(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Launch geometry: the default, or one block of one thread (every grid-stride loop wraps)."""
+    if request.param == "tiny":
+        from streamflow.gpu import context
+
+        monkeypatch.setattr(context, "BLOCK", 1)
+        monkeypatch.setattr(context, "MAX_ROW_BLOCKS", 1)
+    return str(request.param)

@@ -13,6 +13,7 @@ from helpers import (
 
 from streamflow import fn, types
 from streamflow._native import imgproc as K
+from streamflow.types import DataType
 
 
 # --- crop_mirror_normalize ---------------------------------------------------
@@ -172,3 +173,39 @@ def test_cmn_other_channel_counts() -> None:
         want = ref.cmn_ref(src, (1, -2, 6, 12), mirror=True, mean=mean, std=std)
         got = K.crop_mirror_normalize(src, window=(1, -2, 6, 12), mirror=True, mean=mean, std=std)
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+# --- the GPU implementation (host build of the kernels in CI; a real GPU when present) -----------
+
+from helpers import assert_same_outputs, odd_images, run_cpu_op, run_gpu_impl
+
+from streamflow.ops.crop import CropSpec
+from streamflow.ops.crop_mirror_normalize import CropMirrorNormalize
+
+
+@pytest.mark.parametrize("dtype", [DataType.FLOAT, DataType.FLOAT16, DataType.UINT8])
+@pytest.mark.parametrize("layout", ["CHW", "HWC"])
+def test_gpu_cmn_equals_cpu(kernel_ctx, grid, dtype, layout) -> None:
+    rng = np.random.default_rng(11)
+    images = odd_images(rng, 4, lo=30, hi=80) + odd_images(rng, 2, dtype=np.float32, lo=30, hi=60)
+    op = CropMirrorNormalize(
+        CropSpec.from_args("crop_mirror_normalize", crop=(28, 33), out_of_bounds_policy="pad", fill_values=(1, 2, 3)),
+        mean=MEAN, std=STD, scale=1.5, shift=0.25, dtype=dtype, output_layout=layout, pad_output=True,
+    )
+    args = {"mirror": [1, 0, 1, 0, 0, 1], "crop_pos_x": [0.0, 0.5, 1.0, 0.2, 1.7, -0.4]}
+    gpu, gf = run_gpu_impl(kernel_ctx, op, images, args)
+    cpu, cf = run_cpu_op(op, images, args)
+    assert not gf and not cf
+    assert_same_outputs(gpu, cpu, f"cmn {dtype} {layout}")
+
+
+@pytest.mark.parametrize("channels", [0, 1, 4, 9])
+def test_gpu_cmn_any_channel_count(kernel_ctx, channels) -> None:
+    rng = np.random.default_rng(channels)
+    images = odd_images(rng, 3, channels=channels, lo=10, hi=40)
+    c = max(channels, 1)
+    op = CropMirrorNormalize(CropSpec.from_args("crop_mirror_normalize"), mean=list(range(c)), std=[2.0 + i for i in range(c)],
+                             pad_output=True)
+    gpu, _ = run_gpu_impl(kernel_ctx, op, images)
+    cpu, _ = run_cpu_op(op, images)
+    assert_same_outputs(gpu, cpu, f"cmn C={channels}")

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from helpers import (
     rand_image,
 )
@@ -26,3 +27,23 @@ def test_flip_per_sample() -> None:
         out = p.run()[0]
     assert np.array_equal(out.at(0), imgs[0][::-1, ::-1])
     assert np.array_equal(out.at(1), imgs[1][::-1])
+
+
+# --- the GPU implementation (host build of the kernels in CI; a real GPU when present) -----------
+
+from helpers import assert_same_outputs, odd_images, run_cpu_op, run_gpu_impl
+
+from streamflow.ops.flip import Flip
+
+
+@pytest.mark.parametrize("layout", ["HWC", "CHW"])
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32, np.float64])
+def test_gpu_flip_equals_cpu(kernel_ctx, grid, layout, dtype) -> None:
+    rng = np.random.default_rng(7)
+    images = odd_images(rng, 4, dtype=dtype, hi=40) + odd_images(rng, 2, channels=0, dtype=dtype, hi=30)
+    args = {"horizontal": [1, 0, 1, 0, 1, 1], "vertical": [0, 1, 1, 0, 1, 0]}
+    op = Flip(layout=layout)
+    gpu, gf = run_gpu_impl(kernel_ctx, op, images, args)
+    cpu, cf = run_cpu_op(op, images, args)
+    assert not gf and not cf
+    assert_same_outputs(gpu, cpu, f"flip {layout} {np.dtype(dtype)}")

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import reference as ref
 from helpers import (
+    odd_images,
     rand_image,
     run_batch,
 )
@@ -321,3 +322,66 @@ def test_resample_errors(kwargs: dict, match: str) -> None:
     out_size = args.pop("out_size")
     with pytest.raises(ValueError, match=match):
         K.resample(src, out_size, **args)
+
+
+# --- the GPU implementation (host build of the kernels in CI; a real GPU when present) -----------
+
+from helpers import assert_same_outputs, run_cpu_op, run_gpu_impl
+
+from streamflow.ops.resize import Resize, ResizeSpec
+
+GPU_INTERPS = ["INTERP_LINEAR", "INTERP_NN", "INTERP_CUBIC", "INTERP_LANCZOS3", "INTERP_GAUSSIAN", "INTERP_TRIANGULAR"]
+
+
+@pytest.mark.parametrize("interp", GPU_INTERPS)
+@pytest.mark.parametrize("antialias", [True, False])
+def test_gpu_resize_equals_cpu(kernel_ctx, interp, antialias) -> None:
+    rng = np.random.default_rng(abs(hash((interp, antialias))) % 2**32)
+    images = odd_images(rng, 5, hi=121)
+    for size in [(37, 53), (96, 96), (171, 133)]:  # down, mixed, up
+        op = Resize(ResizeSpec.from_args(size=size, interp_type=interp, antialias=antialias))
+        gpu, gf = run_gpu_impl(kernel_ctx, op, images)
+        cpu, cf = run_cpu_op(op, images)
+        assert not gf and not cf
+        assert_same_outputs(gpu, cpu, f"resize {interp} aa={antialias} {size}")
+
+
+@pytest.mark.parametrize("channels", [0, 1, 4, 9, 17])
+@pytest.mark.parametrize("dtype", ["UINT8", "FLOAT"])
+def test_gpu_resize_channels_dtypes_and_grids(kernel_ctx, grid, channels, dtype) -> None:
+    """Any channel count (groups of 8 per thread), uint8/float32 in and out, tiny and wide grids."""
+    rng = np.random.default_rng(channels)
+    images = odd_images(rng, 3, channels=channels, hi=61) + odd_images(rng, 2, channels=channels, dtype=np.float32, hi=41)
+    op = Resize(ResizeSpec.from_args(resize_shorter=23, dtype=dtype))
+    gpu, _ = run_gpu_impl(kernel_ctx, op, images)
+    cpu, _ = run_cpu_op(op, images)
+    assert_same_outputs(gpu, cpu, f"resize C={channels} dtype={dtype} grid={grid}")
+
+
+def test_gpu_resize_roi_and_per_sample_size(kernel_ctx) -> None:
+    rng = np.random.default_rng(5)
+    images = odd_images(rng, 4, hi=90)
+    args = {
+        "roi_start": [np.array([1.5, 2.25]), np.array([10.0, 3.0]), np.array([0.0, 0.0]), np.array([4.0, 40.0])],
+        "roi_end": [np.array([30.0, 20.5]), np.array([2.0, 33.0]), np.array([5.0, 5.0]), np.array([40.0, 4.0])],
+        "size": [np.array([17, 29]), np.array([40, 8]), np.array([64, 64]), np.array([9, 31])],
+    }
+    op = Resize(ResizeSpec.from_args(size=(1, 1)))
+    gpu, gf = run_gpu_impl(kernel_ctx, op, images, args)
+    cpu, cf = run_cpu_op(op, images, args)
+    assert not gf and not cf
+    assert_same_outputs(gpu, cpu, "resize roi (flipped axes) per-sample size")
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.uint16, np.int16, np.float64])
+def test_gpu_resize_refuses_what_the_cpu_refuses(kernel_ctx, dtype) -> None:
+    """A 2-byte input once got a 4-byte output kernel (memory corruption): now the sample
+    fails with the CPU's message, and the other samples of the batch are resized."""
+    good = np.arange(7 * 9 * 3, dtype=np.uint8).reshape(7, 9, 3)
+    bad = np.ones((8, 8, 3), dtype=dtype)
+    op = Resize(ResizeSpec.from_args(size=(4, 5)))
+    gpu, gf = run_gpu_impl(kernel_ctx, op, [good, bad, good])
+    cpu, cf = run_cpu_op(op, [good, bad, good])
+    assert set(gf) == set(cf) == {1}
+    assert "src must have dtype uint8, float32" in gf[1].reason and "src must have dtype uint8, float32" in str(cf[1])
+    assert_same_outputs([gpu[0], gpu[2]], [cpu[0], cpu[2]], "resize next to a refused sample")

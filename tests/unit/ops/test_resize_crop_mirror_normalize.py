@@ -15,6 +15,7 @@ from helpers import (
 
 from streamflow import fn
 from streamflow._native import imgproc as K
+from streamflow.types import DataType
 
 
 def test_resize_then_cmn_fusion_equals_unfused() -> None:
@@ -128,3 +129,31 @@ def test_resample_normalize_writes_into_out_and_matches_roi() -> None:
 def test_resample_normalize_errors(kwargs: dict, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         K.resample_normalize(np.zeros((10, 10, 3), np.uint8), (8, 8), **kwargs)
+
+
+# --- the GPU implementation (host build of the kernels in CI; a real GPU when present) -----------
+
+from helpers import assert_same_outputs, odd_images, run_cpu_op, run_gpu_impl
+
+from streamflow.ops.crop import CropSpec
+from streamflow.ops.crop_mirror_normalize import CropMirrorNormalize
+from streamflow.ops.resize import Resize, ResizeSpec
+from streamflow.ops.resize_crop_mirror_normalize import ResizeCropMirrorNormalize
+
+
+@pytest.mark.parametrize("out", [DataType.FLOAT, DataType.FLOAT16, DataType.UINT8])
+@pytest.mark.parametrize("resize_dtype", [None, "FLOAT"])
+@pytest.mark.parametrize("interp", ["INTERP_LINEAR", "INTERP_CUBIC", "INTERP_NN"])
+def test_gpu_fused_equals_cpu_fused(kernel_ctx, out, resize_dtype, interp) -> None:
+    rng = np.random.default_rng(2)
+    images = odd_images(rng, 5, lo=40, hi=150)
+    fused = ResizeCropMirrorNormalize(
+        Resize(ResizeSpec.from_args(resize_shorter=64, dtype=resize_dtype, interp_type=interp)),
+        CropMirrorNormalize(CropSpec.from_args("crop_mirror_normalize", crop=(56, 70), out_of_bounds_policy="pad"),
+                            mean=MEAN, std=STD, dtype=out, output_layout="CHW"),
+    )
+    args = {"mirror": [0, 1, 1, 0, 1], "crop_pos_y": [0.5, 0.0, 1.0, 0.3, 2.0]}  # the last is partly outside
+    gpu, gf = run_gpu_impl(kernel_ctx, fused, images, args)
+    cpu, cf = run_cpu_op(fused, images, args)
+    assert not gf and not cf
+    assert_same_outputs(gpu, cpu, f"fused {out} resize dtype {resize_dtype} {interp}")

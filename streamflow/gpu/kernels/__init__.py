@@ -1,0 +1,172 @@
+"""The CUDA C sources of the GPU operators, their parameter layouts and their compiled module.
+
+One ``.cu`` file per operator family beside this module (``resample.cu``:
+resize and the fused resize + crop_mirror_normalize pass;
+``crop_mirror_normalize.cu``; ``crop.cu``; ``flip.cu``), sharing
+``common.cuh``. They need no headers, so they compile with plain NVRTC (the
+unit tests compile them for compute_80 and compute_90 without a GPU) and, with
+a thin shim, as host C++ (``host_build.py``: CI runs every kernel on the CPU).
+
+Per-sample parameters travel in one ``int64`` array per launch, ``NP`` slots
+per sample (floats bit-cast into the low 32 bits, pointers as addresses); the
+slot numbers below are emitted into the source as ``#define``s, so the Python
+packing and the CUDA reading cannot drift apart. Each launch covers a whole
+batch: ``gridDim.y`` is the sample, ``blockIdx.x`` strides over output rows,
+``threadIdx.x`` over a row.
+
+Arithmetic (kept equal to ``_native/imgproc.c``, which is built with
+``-ffp-contract=off``):
+
+* compiled with ``--fmad=false``: no fused multiply-adds on either side;
+* resize uses the C planner's own taps and weights (``imgproc.resample_plan``)
+  and sums them in the C code's order, so it is bit-identical to the CPU;
+  uint8 outputs round half to even, crop_mirror_normalize's uint8 outputs half
+  away from zero, float16 to nearest even;
+* cupy adds ``-ftz=true`` to every compilation (``CUPY_ADDED_OPTIONS``):
+  subnormal intermediates flush to zero on the GPU and not on the CPU. No
+  image value, mean or weight of the filters is subnormal, so this shows only
+  for inputs that are themselves subnormal floats.
+
+cupy is imported only by ``device_module``.
+"""
+
+from __future__ import annotations
+
+import threading
+from importlib import resources
+from typing import Any
+
+__all__ = [
+    "CMN_SLOTS",
+    "COMPILE_OPTIONS",
+    "CROP_SLOTS",
+    "CUPY_ADDED_OPTIONS",
+    "FLIP_SLOTS",
+    "KERNEL_NAMES",
+    "MAX_CHANNELS",
+    "NP",
+    "RESAMPLE_SLOTS",
+    "device_module",
+    "module_source",
+]
+
+#: int64 slots per sample in a parameter array.
+NP = 32
+#: Channels a thread accumulates at once (any count works: channels go in groups of this many).
+MAX_CHANNELS = 8
+
+#: One resampling pass (and, for the fused kernel, its normalize epilogue: CMN_SLOTS).
+RESAMPLE_SLOTS = {
+    "SRC": 0,          # source pointer (uint8 or float32)
+    "SRC_STRIDE": 1,   # source row stride [elements]
+    "DST": 2,          # destination pointer (plain pass)
+    "DST_STRIDE": 3,   # destination row stride [elements]
+    "C": 4,            # channels
+    "AXIS": 5,         # 0: vertical pass, 1: horizontal pass
+    "OUT_LEN": 6,      # outputs along the pass axis
+    "OTHER_LEN": 7,    # lines of the other axis
+    "OTHER0": 8,       # first source line of the other axis
+    "TAP0": 9,         # subtracted from every tap (the source starts at this line)
+    "SUPPORT": 10,     # taps per output
+    "IDX": 11,         # int32 taps pointer, OUT_LEN x SUPPORT
+    "W": 12,           # float32 weights pointer, OUT_LEN x SUPPORT
+}
+
+#: crop_mirror_normalize, alone (over a source image) or fused after a resize.
+CMN_SLOTS = {
+    "H": 13,           # source height (alone)
+    "W": 14,           # source width (alone)
+    "OUT": 15,         # output pointer
+    "OH": 16,
+    "OW": 17,
+    "OC": 18,          # output channels (>= C with pad_output)
+    "CHW": 19,         # 1: CHW output, 0: HWC
+    "MIRROR": 20,
+    "Y0": 21,          # window origin (source image, or the virtual resized image)
+    "X0": 22,
+    "RY0": 23,         # fused: the resampled region (resized coordinates)
+    "RX0": 24,
+    "RH": 25,
+    "RW": 26,
+    "ROUND_U8": 27,    # fused: the resize output is uint8 (round before normalizing)
+    "SHIFT": 28,       # f
+    "CHAN": 29,        # float32 pointer: mean x C, mul x C (scale / std), fill x OC
+}
+
+CROP_SLOTS = {
+    "SRC": 0, "SRC_STRIDE": 1, "H": 2, "W": 3, "C": 4, "DST": 5, "OH": 6, "OW": 7,
+    "Y0": 8, "X0": 9,
+    "FILL": 10,        # pointer to C elements of the image's type (raw bits)
+}
+
+FLIP_SLOTS = {"SRC": 0, "DST": 1, "P": 2, "H": 3, "W": 4, "C": 5, "HFLIP": 6, "VFLIP": 7}
+
+_ELEM = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
+_CMN_OUT = {"f32": "float", "f16": "unsigned short", "u8": "unsigned char"}
+_SRC = {"u8": "unsigned char", "f32": "float"}
+
+#: Every kernel of the module (the NVRTC test looks each one up).
+KERNEL_NAMES: tuple[str, ...] = (
+    *(f"sf_resample_{s}_{d}" for s in _SRC for d in ("u8", "f32")),
+    *(f"sf_resample_cmn_{o}" for o in _CMN_OUT),
+    *(f"sf_cmn_{s}_{o}" for s in _SRC for o in _CMN_OUT),
+    *(f"sf_crop_b{b}" for b in _ELEM),
+    *(f"sf_flip_b{b}" for b in _ELEM),
+)
+
+#: What streamflow passes to NVRTC.
+COMPILE_OPTIONS: tuple[str, ...] = ("--fmad=false", "--std=c++14")
+#: What cupy adds to every compilation after ours (so the NVRTC test compiles with both).
+CUPY_ADDED_OPTIONS: tuple[str, ...] = ("-ftz=true",)
+
+_FILES = ("common.cuh", "resample.cu", "crop_mirror_normalize.cu", "crop.cu", "flip.cu")
+
+
+def _defines() -> str:
+    lines = [f"#define SF_NP {NP}", f"#define SF_MAXC {MAX_CHANNELS}"]
+    for prefix, slots in (("RS", RESAMPLE_SLOTS), ("CM", CMN_SLOTS), ("CR", CROP_SLOTS), ("FL", FLIP_SLOTS)):
+        lines += [f"#define {prefix}_{k} {v}" for k, v in slots.items()]
+    return "\n".join(lines)
+
+
+def _wrappers() -> str:
+    out = []
+    for s, st in _SRC.items():
+        for d, dt in (("u8", "unsigned char"), ("f32", "float")):
+            out.append(f'extern "C" __global__ void sf_resample_{s}_{d}(const i64* p) {{ sf_resample_pass<{st}, {dt}>(p); }}')
+    for o, ot in _CMN_OUT.items():
+        out.append(f'extern "C" __global__ void sf_resample_cmn_{o}(const i64* p) {{ sf_resample_cmn<{ot}>(p); }}')
+        for s, st in _SRC.items():
+            out.append(f'extern "C" __global__ void sf_cmn_{s}_{o}(const i64* p) {{ sf_cmn<{st}, {ot}>(p); }}')
+    for b, t in _ELEM.items():
+        out.append(f'extern "C" __global__ void sf_crop_b{b}(const i64* p) {{ sf_crop<{t}>(p); }}')
+        out.append(f'extern "C" __global__ void sf_flip_b{b}(const i64* p) {{ sf_flip<{t}>(p); }}')
+    return "\n".join(out)
+
+
+def module_source() -> str:
+    """The complete CUDA source of the operator kernels (no includes needed)."""
+    folder = resources.files(__package__)
+    parts = [_defines(), *(folder.joinpath(name).read_text() for name in _FILES), _wrappers(), ""]
+    return "\n".join(parts)
+
+
+_modules: dict[int, Any] = {}
+_lock = threading.Lock()
+
+
+def device_module(device_id: int) -> Any:
+    """The kernels compiled for GPU ``device_id`` (a cupy ``RawModule``, compiled once).
+
+    Kernels launch on cupy's *current* stream unless one is passed.
+    """
+    import cupy
+
+    with _lock:
+        module = _modules.get(device_id)
+        if module is None:
+            with cupy.cuda.Device(device_id):
+                module = cupy.RawModule(code=module_source(), options=COMPILE_OPTIONS)
+                module.compile()
+            _modules[device_id] = module
+    return module
