@@ -179,6 +179,25 @@ def _check_input(value: Any, index: int) -> None:
         )
 
 
+async def _caller_stream_done(inputs: Sequence[Any]) -> None:
+    """Wait (without blocking the loop) until the caller's queued work on its cupy inputs is done.
+
+    A cupy array submitted right after the kernels that produced it were queued
+    on the caller's current stream may not be written yet; the pipeline reads
+    it on its own streams, so an event recorded on the caller's stream must
+    complete first.
+    """
+    if not any(type(v).__module__.startswith("cupy") for v in inputs):
+        return
+    import cupy
+
+    from .gpu.streams import wait_event
+
+    event = cupy.cuda.Event(block=False, disable_timing=True)
+    event.record(cupy.cuda.get_current_stream())
+    await wait_event(event)
+
+
 def _request_error(req: _Request, err: BaseException) -> BaseException:
     """The error one request receives for a failed sample (a new ``SampleError``)."""
     reason = getattr(err, "reason", None) or f"{type(err).__name__}: {err}"
@@ -400,6 +419,7 @@ class DynamicBatcher:
             raise TypeError(f"submit() takes {self.num_inputs} input(s) (num_inputs), got {len(inputs)}")
         for k, value in enumerate(inputs):
             _check_input(value, k)
+        await _caller_stream_done(inputs)
         if self._gen is None and not self._closed:
             await self.start()
         if not self._accepting:

@@ -301,6 +301,9 @@ class BaseIterator:
         self._last_batch_padded = bool(last_batch_padded)
         self.batch_size = self._pipes[0].batch_size
         for p in self._pipes:
+            stream = self._consumer_stream()
+            if stream is not None and hasattr(p, "consumer_stream"):
+                p.consumer_stream = stream
             if p.batch_size != self.batch_size:
                 raise ValueError(
                     f"all pipelines must have the same batch_size; got {[q.batch_size for q in self._pipes]}"
@@ -467,6 +470,10 @@ class BaseIterator:
 
     def _convert(self, value: Any) -> Any:  # overridden by the framework plugins
         return value
+
+    def _consumer_stream(self) -> Any:  # overridden by the framework plugins
+        """What returns the framework's current CUDA stream (GPU batches are released after it), or None."""
+        return None
 
     def reset(self) -> None:
         """Start the next epoch (skipping what is left of the current one, if any)."""

@@ -79,6 +79,13 @@ class GenericIterator(BaseIterator):
     def _convert(self, value: Any) -> Any:
         return to_torch(value)
 
+    def _consumer_stream(self) -> Any:
+        # A GPU batch is released once torch's current stream is past the step
+        # that used it (see streamflow/gpu/handoff.py); CPU-only torch: no stream.
+        if not torch.cuda.is_available():
+            return None
+        return lambda: int(torch.cuda.current_stream().cuda_stream)
+
 
 class ClassificationIterator(GenericIterator):
     """``GenericIterator`` with ``output_map=["data", "label"]`` (DALI's

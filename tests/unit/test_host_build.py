@@ -1,0 +1,111 @@
+"""The host build of the CUDA kernels: launchers, caching, compiler errors, AddressSanitizer.
+
+(The operators' GPU implementations run through it in ``tests/unit/ops/``;
+this file tests the build itself.)
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from streamflow.gpu import kernels as K
+from streamflow.gpu.host_build import HostBuildError, HostModule, asan_runtime
+
+WRITE_N_PLUS = r"""
+typedef long long i64;
+extern "C" __global__ void write_floats(const i64* p) {
+    float* out = (float*)p[0];
+    const int n = (int)p[1];
+    for (int i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += (int)(gridDim.x * blockDim.x))
+        out[i] = (float)i;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def module() -> HostModule:
+    return HostModule(K.module_source(), K.KERNEL_NAMES)
+
+
+def test_every_kernel_has_a_launcher(module: HostModule) -> None:
+    assert set(module.kernel_names) == set(K.KERNEL_NAMES)
+    with pytest.raises(HostBuildError, match="no kernel 'nope'"):
+        module.launch("nope", (1, 1, 1), (1, 1, 1), 0)
+
+
+@pytest.mark.parametrize("grid, block", [((1, 1, 1), (1, 1, 1)), ((3, 1, 1), (7, 1, 1)), ((64, 1, 1), (128, 1, 1))])
+def test_grid_stride_loops_cover_every_element_once(grid, block) -> None:
+    mod = HostModule(WRITE_N_PLUS, ["write_floats"])
+    out = np.full(1000, -1.0, dtype=np.float32)
+    params = np.array([out.ctypes.data, 1000], dtype=np.int64)
+    mod.launch("write_floats", grid, block, params.ctypes.data)
+    np.testing.assert_array_equal(out, np.arange(1000, dtype=np.float32))
+
+
+def test_the_flip_kernel_on_numpy_buffers(module: HostModule) -> None:
+    rng = np.random.default_rng(0)
+    images = [rng.integers(0, 256, (h, w, 3), dtype=np.uint8) for h, w in ((5, 7), (9, 4))]
+    outs = [np.zeros_like(i) for i in images]
+    S = K.FLIP_SLOTS
+    P = np.zeros((2, K.NP), dtype=np.int64)
+    for j, (img, out) in enumerate(zip(images, outs)):
+        P[j, S["SRC"]], P[j, S["DST"]] = img.ctypes.data, out.ctypes.data
+        P[j, S["P"]], P[j, S["H"]], P[j, S["W"]], P[j, S["C"]] = 1, img.shape[0], img.shape[1], 3
+        P[j, S["HFLIP"]], P[j, S["VFLIP"]] = 1, j
+    module.launch("sf_flip_b1", (2, 2, 1), (4, 1, 1), P.ctypes.data)
+    np.testing.assert_array_equal(outs[0], images[0][:, ::-1])
+    np.testing.assert_array_equal(outs[1], images[1][::-1, ::-1])
+
+
+def test_a_compile_error_names_the_problem() -> None:
+    with pytest.raises(HostBuildError, match="(?s)host build of the kernels failed.*error: expected unqualified-id"):
+        HostModule("this is not C++;", ["k"])
+
+
+def test_the_library_is_cached(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("STREAMFLOW_HOST_KERNEL_CACHE", str(tmp_path))
+    HostModule(WRITE_N_PLUS, ["write_floats"])
+    built = list(tmp_path.glob("kernels-*.so"))
+    assert len(built) == 1
+    stamp = built[0].stat().st_mtime_ns
+    HostModule(WRITE_N_PLUS, ["write_floats"])
+    assert built[0].stat().st_mtime_ns == stamp and len(list(tmp_path.glob("kernels-*.so"))) == 1
+
+
+def test_sanitize_needs_the_runtime_preloaded() -> None:
+    from streamflow.gpu.host_build import asan_loaded
+
+    if asan_loaded():
+        pytest.skip("this process runs under AddressSanitizer")
+    with pytest.raises(HostBuildError, match="LD_PRELOAD"):
+        HostModule(WRITE_N_PLUS, ["write_floats"], sanitize=True)
+
+
+@pytest.mark.parametrize("overflow", [False, True])
+def test_asan_build_catches_an_out_of_bounds_write(tmp_path, overflow: bool) -> None:
+    """A kernel that writes one float past its buffer (the old float16 resize bug) is caught."""
+    runtime = asan_runtime()
+    if runtime is None:
+        pytest.skip("no AddressSanitizer runtime for this compiler")
+    script = textwrap.dedent(f"""
+        import numpy as np
+        from streamflow.gpu.host_build import HostModule
+        mod = HostModule({WRITE_N_PLUS!r}, ["write_floats"], sanitize=True)
+        out = np.empty(100, dtype=np.float32)
+        params = np.array([out.ctypes.data, {101 if overflow else 100}], dtype=np.int64)
+        mod.launch("write_floats", (1, 1, 1), (32, 1, 1), params.ctypes.data)
+        print("survived")
+    """)
+    env = dict(os.environ, LD_PRELOAD=runtime, ASAN_OPTIONS="detect_leaks=0",
+               STREAMFLOW_HOST_KERNEL_CACHE=str(tmp_path))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    if overflow:
+        assert done.returncode != 0 and "heap-buffer-overflow" in done.stderr, done.stderr[-2000:]
+    else:
+        assert done.returncode == 0 and "survived" in done.stdout, done.stderr[-2000:]
