@@ -1,40 +1,45 @@
-"""GPU path of :func:`streamflow.io.read_npy`: kvikio (GPUDirect Storage) into CuPy.
+"""GPU reads of ``.npy`` files (or regions of them): kvikio (GPUDirect Storage) into CuPy.
 
-UNTESTED HERE: the machines this was written on have no GPU, and kvikio
-cannot read at all without ``libcuda`` (see shared/GPU-NOTES.md). The I/O
-calls follow kvikio's documented API; the planning and the gather are the
-same code the tested CPU path uses (:func:`streamflow.io.roi.plan_reads`
-and ``npy._assemble`` with ``xp=cupy``).
+kvikio cannot read at all without the CUDA driver (``libcuda``), compat mode
+included; the CPU path (``io/npy.py``) needs no GPU.
 
-How it reads:
+How a read goes (``read_npy_gpu_sync``, in the calling thread, with the
+device and stream it is given current):
 
 1. The header is read on the host with ``os.pread`` (a few hundred bytes).
 2. The region's byte ranges are widened to 4 KiB boundaries (GDS reads
-   aligned blocks directly) and merged where they touch.
-3. One ``cupy.empty`` buffer receives them: ``CuFile.pread(buf[pos:pos+n],
-   n, file_offset)`` per range, all issued at once; each returns an
-   ``IOFuture`` (not awaitable), awaited with
-   ``loop.run_in_executor(None, future.get)`` so the event loop never blocks.
-4. The region is gathered on the GPU (strided windows + one gather,
-   byte swap if the file is big-endian, transpose for Fortran order, pad).
+   aligned blocks directly) and merged where they touch (``npy_plan``).
+3. One ``cupy.empty`` buffer receives them: ``CuFile.pread`` per range, all
+   issued at once; each returns an ``IOFuture`` that is waited for with
+   ``get()`` (``wait_all``: every future is waited for exactly once, even when
+   one fails, so the file is never closed under a pending read and a consumed
+   future is never touched again: after ``get()`` kvikio's future is invalid).
+4. The region is gathered on the GPU (strided windows + one gather, byte
+   swap for big-endian files, transpose for Fortran order, pad).
 
-This is the only module of streamflow that imports kvikio or cupy, and only
-when a GPU read is asked for.
+kvikio writes the buffer from its own threads, outside any CUDA stream order;
+the caller makes sure nothing queued still uses memory the pool hands out
+(the GPU stage synchronizes its stream first). ``read_npy_gpu`` (for
+``io.read_npy(device="gpu")``) runs the same read on an executor thread on a
+stream of its own and returns the finished array. This is the only module of
+streamflow that imports kvikio.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Sequence
 from concurrent.futures import Executor
 from typing import Any
 
 from streamflow.errors import MissingDependencyError, ReadError
 from streamflow.types import OutOfBoundsPolicy
 
+from .npy_plan import ReadStats, assemble_region, count_read, open_file, prepare_read
 from .roi import GDS_ALIGNMENT
 
-__all__ = ["read_npy_gpu", "read_npy_gpu_sync"]
+__all__ = ["read_npy_gpu", "read_npy_gpu_sync", "wait_all"]
 
 
 def _import() -> tuple[Any, Any]:
@@ -49,56 +54,29 @@ def _import() -> tuple[Any, Any]:
     return cupy, kvikio
 
 
-async def read_npy_gpu(
-    path: str,
-    *,
-    roi: Any,
-    fill_value: Any,
-    out_of_bounds_policy: OutOfBoundsPolicy,
-    executor: Executor | None,
-    coalesce: dict[str, Any],
-    stats: Any,
-) -> Any:
-    """Read (a region of) a ``.npy`` file into a C-order, native-endian ``cupy.ndarray``."""
-    from . import npy  # circular at import time only
+def wait_all(futures: Sequence[Any]) -> list[int]:
+    """``get()`` every kvikio ``IOFuture`` exactly once; the first failure is raised after all are waited for.
 
-    cupy, kvikio = _import()
-    loop = asyncio.get_running_loop()
-
-    def prepare() -> npy._Prepared:
-        fd, st = npy._open(path)
+    Returns:
+        The byte count of each read.
+    """
+    counts: list[int] = []
+    first_error: BaseException | None = None
+    for fut in futures:
         try:
-            return npy._prepare(
-                fd, st, path, roi, out_of_bounds_policy, GDS_ALIGNMENT, coalesce, stats
-            )
-        finally:
-            os.close(fd)
-
-    prep = await loop.run_in_executor(executor, prepare)
-    plan = prep.plan
-    npy._stats_add(stats, useful_bytes=plan.useful_bytes)
-    buf = cupy.empty(plan.buffer_size, dtype=cupy.uint8)
-    if plan.reads:
-        f = kvikio.CuFile(path, "r")
-        futures = []
-        try:
-            for off, length, pos in plan.reads:
-                futures.append(f.pread(buf[pos : pos + length], length, off))
-            counts = await asyncio.gather(*(loop.run_in_executor(None, fut.get) for fut in futures))
-        finally:
-            # never close the file under a pending read (e.g. when cancelled)
-            for fut in futures:
-                if not fut.done():
-                    await loop.run_in_executor(None, fut.get)
-            f.close()
-        _check_read_sizes(plan, counts, path)
-        npy._stats_add(stats, reads=len(plan.reads), bytes_read=plan.buffer_size)
-    return npy._assemble(cupy, buf, prep, fill_value)
+            counts.append(int(fut.get()))
+        except BaseException as err:  # keep waiting: the file must outlive every read
+            counts.append(-1)
+            if first_error is None:
+                first_error = err
+    if first_error is not None:
+        raise first_error
+    return counts
 
 
-def _check_read_sizes(plan: Any, counts: list[int], path: str) -> None:
+def _check_read_sizes(reads: Sequence[tuple[int, int, int]], counts: Sequence[int], path: str) -> None:
     """Every planned read must return all its bytes (a file can shrink meanwhile)."""
-    for (off, length, _), got in zip(plan.reads, counts):
+    for (off, length, _), got in zip(reads, counts):
         if got != length:
             raise ReadError(
                 f"short GPU read at byte {off}: got {got} of {length} bytes "
@@ -114,38 +92,69 @@ def read_npy_gpu_sync(
     fill_value: Any,
     out_of_bounds_policy: OutOfBoundsPolicy,
     coalesce: dict[str, Any],
-    stats: Any,
+    stats: ReadStats | None,
 ) -> Any:
-    """Blocking twin of :func:`read_npy_gpu`, for operator worker threads.
+    """Read (a region of) a ``.npy`` file into a C-order, native-endian ``cupy.ndarray`` (blocking).
 
-    Used by ``fn.readers.numpy(device="gpu")`` with per-sample ROI arguments,
-    whose reads run inside ``Operator.run`` on a worker thread (no event loop
-    there): the ``IOFuture``s are waited for with ``get()`` directly.
-    UNTESTED HERE (no GPU), like the rest of this module.
+    Runs on the calling thread's current device and stream (a GPU stage's, in
+    a pipeline); the result is queued on that stream.
     """
-    from . import npy  # circular at import time only
-
     cupy, kvikio = _import()
-    fd, st = npy._open(path)
+    fd, st = open_file(path)
     try:
-        prep = npy._prepare(fd, st, path, roi, out_of_bounds_policy, GDS_ALIGNMENT, coalesce, stats)
+        prep = prepare_read(fd, st, path, roi, out_of_bounds_policy, GDS_ALIGNMENT, coalesce, stats)
     finally:
         os.close(fd)
     plan = prep.plan
-    npy._stats_add(stats, useful_bytes=plan.useful_bytes)
+    count_read(stats, useful_bytes=plan.useful_bytes)
     buf = cupy.empty(plan.buffer_size, dtype=cupy.uint8)
     if plan.reads:
-        f = kvikio.CuFile(path, "r")
-        futures = []
         try:
-            for off, length, pos in plan.reads:
-                futures.append(f.pread(buf[pos : pos + length], length, off))
-            counts = [fut.get() for fut in futures]
+            f = kvikio.CuFile(path, "r")
+        except (OSError, RuntimeError) as err:
+            raise ReadError(f"kvikio cannot open the file: {err}", path) from None
+        try:
+            futures = [f.pread(buf[pos : pos + length], length, off) for off, length, pos in plan.reads]
+            counts = wait_all(futures)
         finally:
-            for fut in futures:  # never close the file under a pending read
-                if not fut.done():
-                    fut.get()
             f.close()
-        _check_read_sizes(plan, counts, path)
-        npy._stats_add(stats, reads=len(plan.reads), bytes_read=plan.buffer_size)
-    return npy._assemble(cupy, buf, prep, fill_value)
+        _check_read_sizes(plan.reads, counts, path)
+        count_read(stats, reads=len(plan.reads), bytes_read=plan.buffer_size)
+    return assemble_region(cupy, buf, prep, fill_value)
+
+
+def _read_on_own_stream(device_id: int, **kw: Any) -> Any:
+    cupy, _ = _import()
+    with cupy.cuda.Device(device_id):
+        stream = cupy.cuda.Stream(non_blocking=True)
+        with stream:
+            out = read_npy_gpu_sync(**kw)
+        stream.synchronize()  # the caller gets a finished array, usable from any stream
+    return out
+
+
+async def read_npy_gpu(
+    path: str,
+    *,
+    roi: Any,
+    fill_value: Any,
+    out_of_bounds_policy: OutOfBoundsPolicy,
+    executor: Executor | None,
+    coalesce: dict[str, Any],
+    stats: ReadStats | None,
+    device_id: int = 0,
+) -> Any:
+    """``read_npy_gpu_sync`` on an executor thread, on GPU ``device_id`` and a stream of its own.
+
+    Cancelling the awaiting task does not cut the read short: the thread
+    finishes it (waiting for every kvikio future) and the result is dropped.
+    """
+    loop = asyncio.get_running_loop()
+
+    def run() -> Any:
+        return _read_on_own_stream(
+            device_id, path=path, roi=roi, fill_value=fill_value, out_of_bounds_policy=out_of_bounds_policy,
+            coalesce=coalesce, stats=stats,
+        )
+
+    return await loop.run_in_executor(executor, run)

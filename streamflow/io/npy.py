@@ -16,12 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
-import math
 import mmap
 import os
-import threading
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -29,12 +26,22 @@ import numpy as np
 from streamflow.errors import PipelineDefinitionError, ReadError
 from streamflow.types import Device, OutOfBoundsPolicy, parse_device
 
-from .npy_header import NpyHeader, npy_header_length, parse_npy_header
+from .npy_header import NpyHeader
+from .npy_plan import (
+    PreparedRead,
+    ReadStats,
+    assemble_region,
+    convert_fill,
+    count_read,
+    open_file,
+    pread_into,
+    read_header,
+    read_stats,
+)
 from .roi import (
     DEFAULT_MAX_GAP,
     DEFAULT_MAX_READS,
     DEFAULT_MAX_WASTE,
-    ReadPlan,
     Roi,
     parse_out_of_bounds_policy,
     plan_reads,
@@ -49,216 +56,22 @@ __all__ = [
     "read_stats",
 ]
 
-#: First read of a file: enough for any header numpy writes.
-_PREFIX_READ = 4096
 #: Reads bigger than this are split so several threads can read at once.
 _CHUNK = 8 * 1024 * 1024
-
-
-@dataclass
-class ReadStats:
-    """Counters of the bytes this module reads (thread-safe).
-
-    ``bytes_read / useful_bytes`` is the read amplification of the data
-    (headers are counted apart, in ``header_bytes``).
-    """
-
-    files: int = 0
-    reads: int = 0
-    header_bytes: int = 0
-    bytes_read: int = 0
-    useful_bytes: int = 0
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
-
-    def add(
-        self,
-        *,
-        files: int = 0,
-        reads: int = 0,
-        header_bytes: int = 0,
-        bytes_read: int = 0,
-        useful_bytes: int = 0,
-    ) -> None:
-        with self._lock:
-            self.files += files
-            self.reads += reads
-            self.header_bytes += header_bytes
-            self.bytes_read += bytes_read
-            self.useful_bytes += useful_bytes
-
-    def reset(self) -> None:
-        with self._lock:
-            self.files = self.reads = self.header_bytes = self.bytes_read = 0
-            self.useful_bytes = 0
-
-    @property
-    def amplification(self) -> float:
-        """Data bytes read per useful byte (``nan`` before any useful byte)."""
-        return self.bytes_read / self.useful_bytes if self.useful_bytes else math.nan
-
-    def snapshot(self) -> dict[str, int]:
-        with self._lock:
-            return {
-                "files": self.files,
-                "reads": self.reads,
-                "header_bytes": self.header_bytes,
-                "bytes_read": self.bytes_read,
-                "useful_bytes": self.useful_bytes,
-            }
-
-
-#: Process-wide counters of every ``read_npy``/``read_npy_sync`` call.
-read_stats = ReadStats()
-
-
-def _stats_add(stats: ReadStats | None, **kw: int) -> None:
-    read_stats.add(**kw)
-    if stats is not None and stats is not read_stats:
-        stats.add(**kw)
 
 
 # --------------------------------------------------------------------------
 # low-level reads
 
 
-def _open(path: str) -> tuple[int, os.stat_result]:
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-    except OSError as e:
-        raise ReadError(f"cannot open: {e.strerror or e}", path) from e
-    try:
-        st = os.fstat(fd)
-    except OSError as e:
-        os.close(fd)
-        raise ReadError(f"cannot stat: {e.strerror or e}", path) from e
-    return fd, st
-
-
-def _pread_into(fd: int, view: memoryview, offset: int, path: str) -> int:
-    """Fill ``view`` from ``offset``; returns the number of read calls."""
-    done = 0
-    calls = 0
-    n = len(view)
-    while done < n:
-        try:
-            got = os.preadv(fd, [view[done:]], offset + done)
-        except OSError as e:
-            raise ReadError(f"read failed at byte {offset + done}: {e.strerror or e}", path) from e
-        calls += 1
-        if got == 0:
-            raise ReadError(
-                f"unexpected end of file at byte {offset + done} (expected {n - done} more "
-                "bytes; was the file truncated while reading?)",
-                path,
-            )
-        done += got
-    return calls
-
-
-def _read_header(fd: int, file_size: int, path: str, stats: ReadStats | None) -> NpyHeader:
-    first = bytearray(min(file_size, _PREFIX_READ))
-    calls = _pread_into(fd, memoryview(first), 0, path) if first else 0
-    need = npy_header_length(bytes(first[:12]), path, file_size)
-    if need > len(first):
-        rest = bytearray(need - len(first))
-        calls += _pread_into(fd, memoryview(rest), len(first), path)
-        first += rest
-    _stats_add(stats, files=1, reads=calls, header_bytes=len(first))
-    return parse_npy_header(bytes(first), path, file_size)
-
-
 def read_npy_header(path: str | os.PathLike[str]) -> NpyHeader:
     """Read and validate only the header of a ``.npy`` file."""
     path = os.fspath(path)
-    fd, st = _open(path)
+    fd, st = open_file(path)
     try:
-        return _read_header(fd, st.st_size, path, None)
+        return read_header(fd, st.st_size, path, None)
     finally:
         os.close(fd)
-
-
-# --------------------------------------------------------------------------
-# planning and assembly (shared with the GPU backend)
-
-
-@dataclass(frozen=True)
-class _Prepared:
-    path: str
-    stat: os.stat_result
-    header: NpyHeader
-    roi: Roi
-    plan: ReadPlan
-
-
-def _convert_fill(fill_value: Any, dtype: np.dtype) -> Any:
-    """DALI's ``ConvertSat``: round and saturate to the output type."""
-    native = dtype.newbyteorder("=")
-    if dtype.kind == "b":
-        return bool(fill_value)
-    if dtype.kind in "iu":
-        v = float(fill_value)
-        if math.isnan(v):
-            return native.type(0)
-        info = np.iinfo(native)
-        if math.isinf(v):
-            return native.type(info.max if v > 0 else info.min)
-        r = math.floor(abs(v) + 0.5) * (1 if v >= 0 else -1)
-        return native.type(min(max(r, int(info.min)), int(info.max)))
-    return native.type(fill_value)
-
-
-def _prepare(
-    fd: int,
-    st: os.stat_result,
-    path: str,
-    roi: Any,
-    policy: OutOfBoundsPolicy,
-    alignment: int,
-    coalesce: dict[str, Any],
-    stats: ReadStats | None,
-) -> _Prepared:
-    header = _read_header(fd, st.st_size, path, stats)
-    box = roi_from_argument(roi, header.shape, out_of_bounds_policy=policy, source=path)
-    plan = plan_reads(header, box, alignment=alignment, file_size=st.st_size, **coalesce)
-    return _Prepared(path, st, header, box, plan)
-
-
-def _assemble(xp: Any, buf: Any, prep: _Prepared, fill_value: Any) -> Any:
-    """Gather the region from the read buffer (``xp`` is numpy or cupy)."""
-    header, plan, roi = prep.header, prep.plan, prep.roi
-    dtype = header.dtype
-    native = dtype.newbyteorder("=")
-    itemsize = dtype.itemsize
-    n = plan.run_positions.size
-    inner_shape = tuple(hi - lo for lo, hi in roi.inside(header.shape))
-    if n == 0:
-        data = xp.empty(inner_shape, dtype=native)
-    else:
-        L = plan.run_length
-        if n == 1:
-            p = int(plan.run_positions[0])
-            raw = buf[p : p + L].reshape(1, L)
-        else:
-            windows = xp.lib.stride_tricks.as_strided(
-                buf, shape=(buf.size - L + 1, L), strides=(1, 1)
-            )
-            pos = plan.run_positions if xp is np else xp.asarray(plan.run_positions)
-            raw = windows[pos]  # (n, L) copy of exactly the useful bytes
-        if not dtype.isnative and itemsize > 1:
-            unit = itemsize // 2 if dtype.kind == "c" else itemsize
-            raw = xp.ascontiguousarray(raw.reshape(n, L // unit, unit)[:, :, ::-1])
-        elif n == 1 and buf.size != L:
-            raw = raw.copy()  # do not keep the bigger read buffer alive
-        else:
-            raw = xp.ascontiguousarray(raw)
-        data = raw.view(native).reshape(plan.storage_shape)
-        if header.fortran_order:
-            data = xp.ascontiguousarray(data.T)
-    if not roi.needs_padding(header.shape):
-        return data
-    out = xp.full(roi.shape, _convert_fill(fill_value, dtype), dtype=native)
-    out[roi.placement(header.shape)] = data
-    return out
 
 
 def _split_reads(
@@ -292,18 +105,18 @@ def _read_pieces(
     calls = 0
     nbytes = 0
     for off, length, pos in pieces:
-        calls += _pread_into(fd, mv[pos : pos + length], off, path)
+        calls += pread_into(fd, mv[pos : pos + length], off, path)
         nbytes += length
-    _stats_add(stats, reads=calls, bytes_read=nbytes)
+    count_read(stats, reads=calls, bytes_read=nbytes)
 
 
 def _read_pieces_own_fd(
-    prep: _Prepared,
+    prep: PreparedRead,
     buf: np.ndarray,
     pieces: list[tuple[int, int, int]],
     stats: ReadStats | None,
 ) -> None:
-    fd, st = _open(prep.path)
+    fd, st = open_file(prep.path)
     try:
         old = prep.stat
         if (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns) != (
@@ -380,10 +193,10 @@ def _read_mapped(fd: int, header: NpyHeader, roi: Roi, fill_value: Any, stats: R
     finally:
         mapped.close()
     # Only the region's bytes are copied, from cached pages: nothing comes from storage.
-    _stats_add(stats, reads=1, bytes_read=data.nbytes, useful_bytes=data.nbytes)
+    count_read(stats, reads=1, bytes_read=data.nbytes, useful_bytes=data.nbytes)
     if not roi.needs_padding(header.shape):
         return data
-    out = np.full(roi.shape, _convert_fill(fill_value, header.dtype), dtype=native)
+    out = np.full(roi.shape, convert_fill(fill_value, header.dtype), dtype=native)
     out[roi.placement(header.shape)] = data
     return out
 
@@ -405,15 +218,15 @@ def _cpu_all(
     coalesce: dict[str, Any],
     stats: ReadStats | None,
     split: int,
-) -> tuple[np.ndarray | None, _Prepared | None, np.ndarray | None, list]:
+) -> tuple[np.ndarray | None, PreparedRead | None, np.ndarray | None, list]:
     """Open, parse, plan, read; assemble unless the reads should be split.
 
     Returns ``(result, prep, None, [])`` when done, or ``(None, prep, buf,
     groups)`` when the caller should read ``groups`` concurrently.
     """
-    fd, st = _open(path)
+    fd, st = open_file(path)
     try:
-        header = _read_header(fd, st.st_size, path, stats)
+        header = read_header(fd, st.st_size, path, stats)
         box = roi_from_argument(roi, header.shape, out_of_bounds_policy=policy, source=path)
         inside = box.inside(header.shape)
         if all(hi > lo for lo, hi in inside) and _fragmented(header, inside):
@@ -421,8 +234,8 @@ def _cpu_all(
             if mapped is not None:
                 return mapped, None, None, []
         plan = plan_reads(header, box, alignment=1, file_size=st.st_size, **coalesce)
-        prep = _Prepared(path, st, header, box, plan)
-        _stats_add(stats, useful_bytes=plan.useful_bytes)
+        prep = PreparedRead(path, st, header, box, plan)
+        count_read(stats, useful_bytes=plan.useful_bytes)
         buf = np.empty(prep.plan.buffer_size, dtype=np.uint8)
         big = prep.plan.buffer_size >= 2 * _CHUNK
         groups = _split_reads(prep.plan.reads, split) if split > 1 and big else []
@@ -431,7 +244,7 @@ def _cpu_all(
         _read_pieces(fd, buf, [(o, n, p) for o, n, p in prep.plan.reads], path, stats)
     finally:
         os.close(fd)
-    return _assemble(np, buf, prep, fill_value), prep, None, []
+    return assemble_region(np, buf, prep, fill_value), prep, None, []
 
 
 # --------------------------------------------------------------------------
@@ -467,6 +280,7 @@ async def read_npy(
     roi: Any = None,
     fill_value: Any = 0,
     device: str | Device = "cpu",
+    device_id: int = 0,
     out_of_bounds_policy: str | OutOfBoundsPolicy = OutOfBoundsPolicy.ERROR,
     executor: Executor | None = None,
     max_concurrency: int = 4,
@@ -487,7 +301,9 @@ async def read_npy(
         fill_value: value of the elements outside the array under ``pad``
             (rounded and saturated to the dtype, as DALI does).
         device: ``"cpu"`` (numpy result) or ``"gpu"`` (cupy result, read
-            with kvikio/GPUDirect Storage).
+            with kvikio/GPUDirect Storage on an executor thread, on a stream
+            of its own; the array is finished when returned).
+        device_id: the GPU for ``device="gpu"``.
         out_of_bounds_policy: ``"error"`` (default), ``"pad"`` or ``"trim_to_shape"``.
         executor: where the blocking reads run (default: the loop's default executor).
         max_concurrency: large reads are split into up to this many
@@ -524,6 +340,7 @@ async def read_npy(
             executor=executor,
             coalesce=coalesce,
             stats=stats,
+            device_id=device_id,
         )
     if dev is not Device.CPU:
         raise PipelineDefinitionError(f"read_npy reads to 'cpu' or 'gpu', not {device!r}")
@@ -538,4 +355,4 @@ async def read_npy(
     await asyncio.gather(
         *(loop.run_in_executor(executor, _read_pieces_own_fd, prep, buf, g, stats) for g in groups)
     )
-    return await loop.run_in_executor(executor, _assemble, np, buf, prep, fill_value)
+    return await loop.run_in_executor(executor, assemble_region, np, buf, prep, fill_value)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from gpu_helpers import BROKEN_JPEGS, GOOD_JPEGS
+from helpers import BROKEN_JPEGS, GOOD_JPEGS
 
 import streamflow as sf
 from streamflow import fn, types
@@ -193,5 +193,19 @@ def test_unsupported_gpu_operator_is_a_clear_error(jpeg_root):
         images = fn.decoders.image(jpegs, device="mixed")
         return fn.rotate(images, angle=10.0, device="gpu")
 
-    with pytest.raises(sf.errors.PipelineDefinitionError, match="no GPU implementation"):
+    with pytest.raises(sf.errors.PipelineDefinitionError, match="rotate: device='gpu' is not supported; it runs on 'cpu'"):
+        pipe()
+
+
+def test_a_missing_gpu_index_is_refused_cleanly(jpeg_root):
+    import cupy as cp
+
+    missing = cp.cuda.runtime.getDeviceCount()  # one past the last GPU
+
+    @sf.pipeline_def(batch_size=2, device_id=missing)
+    def pipe():
+        jpegs, _ = fn.readers.file(file_root=jpeg_root)
+        return fn.decoders.image(jpegs, device="mixed")
+
+    with pytest.raises(sf.errors.DeviceUnavailableError, match=f"needs GPU {missing}"):
         pipe().build()

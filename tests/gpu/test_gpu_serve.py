@@ -6,7 +6,7 @@ import asyncio
 
 import numpy as np
 import pytest
-from gpu_helpers import BROKEN_JPEGS, GOOD_JPEGS
+from helpers import BROKEN_JPEGS, GOOD_JPEGS
 
 import streamflow as sf
 from streamflow import fn, types
