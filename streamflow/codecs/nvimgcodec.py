@@ -35,6 +35,7 @@ import os
 import struct
 import sys
 import threading
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -44,6 +45,8 @@ from ..errors import DecodeError, MissingDependencyError
 from ..types import Device, ImageType, parse_device, parse_image_type
 
 __all__ = [
+    "CONFIRMED_BAD",
+    "GpuImageDecoder",
     "ImageDecoder",
     "Region",
     "detect_format",
@@ -537,13 +540,12 @@ class ImageDecoder:
                 )
         return f"corrupt or truncated {fmt.upper()} data ({size} bytes): decoding failed"
 
-    # -- GPU path (Device.MIXED) --------------------------------------------
-    # UNTESTED: written from GPU-NOTES.md on a machine without a GPU.
+    # -- GPU path (Device.MIXED): see GpuImageDecoder ------------------------
 
     def _make_gpu_decoder(self, nv: Any) -> Any:
-        """UNTESTED. A decoder on ``device_id`` trying the hardware JPEG engine,
-        then CUDA, then hybrid CPU/GPU, then the CPU (for formats or images the
-        GPU backends refuse, e.g. progressive JPEG on the HW engine)."""
+        """A decoder on ``device_id`` trying the hardware JPEG engine, then CUDA,
+        then hybrid CPU/GPU, then the CPU (for formats or images the GPU
+        backends refuse, e.g. progressive JPEG on the hardware engine)."""
         device_id = nv.NVIMGCODEC_DEVICE_CURRENT if self.device_id is None else self.device_id
         backends = [
             nv.Backend(nv.BackendKind.HW_GPU_ONLY),
@@ -551,26 +553,30 @@ class ImageDecoder:
             nv.Backend(nv.BackendKind.HYBRID_CPU_GPU),
             nv.Backend(nv.BackendKind.CPU_ONLY),
         ]
-        return nv.Decoder(device_id=device_id, max_num_cpu_threads=1, backends=backends)
+        return nv.Decoder(device_id=device_id, max_num_cpu_threads=self._gpu_cpu_threads(), backends=backends)
+
+    def _gpu_cpu_threads(self) -> int:
+        return 1
 
     def _decode_batch_gpu(self, streams: list[Any], cuda_stream: int) -> list[Any]:
-        """UNTESTED. Queue the batch on ``cuda_stream`` (an int ``cudaStream_t``).
+        """Queue the batch on ``cuda_stream`` (an int ``cudaStream_t``).
 
         nvimgcodec returns once the work is queued; the images are ordered on
         that stream, not finished. ``_gpu_array`` wraps them with
         ``cupy.from_dlpack``, which makes cupy's current stream wait on the
-        image's stream (no host block). Callers must not reuse the images'
-        memory before ``cuda_stream`` is done.
+        image's stream (no host block).
         """
         return list(self._decoder().decode(streams, params=self._params, cuda_stream=cuda_stream))
 
     @staticmethod
     def _gpu_array(img: Any) -> tuple[Any, Any]:
-        """UNTESTED. nvimgcodec device Image -> cupy array (zero copy)."""
+        """nvimgcodec device Image (or a cupy array already) -> cupy array (zero copy)."""
         try:
             import cupy
         except ImportError as exc:
             raise MissingDependencyError("cupy-cuda13x", "gpu", "GPU image decoding") from exc
+        if isinstance(img, cupy.ndarray):
+            return img, cupy
         return cupy.from_dlpack(img), cupy
 
     def __repr__(self) -> str:
@@ -578,3 +584,140 @@ class ImageDecoder:
             f"ImageDecoder(device={self.device.value!r}, output_type={self.output_type.name}, "
             f"adjust_orientation={self.adjust_orientation}, max_pixels={self.max_pixels})"
         )
+
+
+class _ConfirmedBad:
+    """A GPU failure that the CPU decoder reproduced: the data is bad."""
+
+
+CONFIRMED_BAD = _ConfirmedBad()
+
+
+class GpuImageDecoder(ImageDecoder):
+    """Mixed decoding for one GPU stage: ONE nvImageCodec decoder, batch calls serialized.
+
+    nvImageCodec's GPU decoder holds nvJPEG and hardware-engine state and a pool
+    of ``cpu_threads`` CPU threads of its own; one per stage (not per worker
+    thread) keeps that to one copy. Calls are serialized by a lock (one
+    ``Decoder`` used from several threads at once crashes).
+
+    nvImageCodec returns ``None`` for every failure, out-of-memory included.
+    So a sample that fails on the GPU is not called bad at once: device memory
+    cached by cupy is freed (once per batch), the sample is retried alone on
+    the GPU, and if that fails too it is decoded on the CPU. A CPU success means
+    the data is good and the device could not decode it (memory, or a feature
+    its backends lack): the CPU result is copied to the device and counted in
+    ``cpu_fallbacks`` (with one warning). Only a failure the CPU decoder
+    confirms is a ``DecodeError``: a full device never makes a good file "bad".
+
+    Args:
+        device_id: the GPU.
+        cuda_stream: the stage's stream (``cudaStream_t`` as an int); decoded
+            images are ordered on it.
+        cpu_threads: CPU threads of the decoder (for the CPU parts of hybrid decoding).
+        output_type, adjust_orientation, max_pixels: as ``ImageDecoder``.
+    """
+
+    def __init__(self, *, device_id: int, cuda_stream: int, cpu_threads: int = 1,
+                 output_type: ImageType | str = ImageType.RGB, adjust_orientation: bool = True,
+                 max_pixels: int | None = 128_000_000) -> None:
+        super().__init__(Device.MIXED, device_id=device_id, output_type=output_type,
+                         adjust_orientation=adjust_orientation, max_pixels=max_pixels)
+        self.cuda_stream = int(cuda_stream)
+        self.cpu_threads = max(1, int(cpu_threads))
+        self.cpu_fallbacks = 0
+        self._lock = threading.Lock()
+        self._gpu_decoder: Any = None
+        self._cpu_decoder: Any = None
+        self._warned = False
+
+    def _gpu_cpu_threads(self) -> int:
+        return self.cpu_threads
+
+    def _decoder(self) -> Any:
+        """The one GPU decoder (built on first use; callers hold ``_lock``)."""
+        if self._gpu_decoder is None:
+            self._gpu_decoder = self._make_gpu_decoder(nvimgcodec_module())
+        return self._gpu_decoder
+
+    def decode_batch(
+        self,
+        data: Sequence[bytes | np.ndarray],
+        sources: Sequence[str | None],
+        *,
+        regions: Sequence[Region | None] | None = None,
+        cuda_stream: int = 0,
+    ) -> list[Any]:
+        """As ``ImageDecoder.decode_batch``, on the stage's stream; one batch at a time."""
+        with self._lock:
+            return super().decode_batch(data, sources, regions=regions, cuda_stream=cuda_stream or self.cuda_stream)
+
+    # -- seams (a test replaces these to run without a GPU) --------------------
+
+    def _gpu_decode(self, streams: list[Any], cuda_stream: int) -> list[Any]:
+        """The GPU decoder on ``streams``: an image or ``None`` each."""
+        return ImageDecoder._decode_batch_gpu(self, streams, cuda_stream)
+
+    def free_device_memory(self) -> None:
+        """Give cupy's cached device memory back, so a retry finds room."""
+        try:
+            import cupy
+        except ImportError:
+            return
+        cupy.get_default_memory_pool().free_all_blocks()
+
+    def _cpu_decode(self, stream: Any) -> Any:
+        """Decode one code stream on the CPU: a host array, or ``None`` when the data is bad."""
+        if self._cpu_decoder is None:
+            nv = nvimgcodec_module()
+            self._cpu_decoder = nv.Decoder(
+                device_id=nv.NVIMGCODEC_DEVICE_CPU_ONLY, max_num_cpu_threads=1,
+                backends=[nv.Backend(nv.BackendKind.CPU_ONLY)],
+            )
+        (img,) = self._cpu_decoder.decode([stream], params=self._params)
+        return None if img is None else host_array(img)
+
+    def _to_device(self, host: np.ndarray) -> Any:
+        """A host image copied to the device, ordered on the stage's stream."""
+        import cupy
+
+        with cupy.cuda.Device(self.device_id), cupy.cuda.ExternalStream(self.cuda_stream, self.device_id):
+            return cupy.asarray(host)
+
+    # -- the GPU path with its failure triage --------------------------------
+
+    def _decode_batch_gpu(self, streams: list[Any], cuda_stream: int) -> list[Any]:
+        out = self._gpu_decode(streams, cuda_stream)
+        failed = [k for k, img in enumerate(out) if img is None]
+        if not failed:
+            return out
+        self.free_device_memory()
+        for k in failed:
+            (again,) = self._gpu_decode([streams[k]], cuda_stream)
+            if again is not None:
+                out[k] = again
+                continue
+            host = self._cpu_decode(streams[k])
+            if host is None:
+                out[k] = CONFIRMED_BAD
+                continue
+            out[k] = self._to_device(host)
+            self.cpu_fallbacks += 1
+            if not self._warned:
+                self._warned = True
+                warnings.warn(
+                    "the GPU could not decode an image that the CPU decoder reads (device memory "
+                    "full, or a feature the GPU backends lack); such images are decoded on the CPU "
+                    "and copied to the GPU (count: decoder.cpu_fallbacks)",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+        return out
+
+    def _finish(self, img: Any, fmt: str, raw: Any, source: str | None) -> Any:
+        if img is CONFIRMED_BAD:
+            return DecodeError(f"{self._failure_reason(fmt, raw)} (the CPU decoder failed on it too)", source)
+        return super()._finish(img, fmt, raw, source)
+
+    def __repr__(self) -> str:
+        return f"Gpu{super().__repr__()[:-1]}, device_id={self.device_id}, cpu_threads={self.cpu_threads})"

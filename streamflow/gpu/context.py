@@ -21,8 +21,9 @@ unchanged on either.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
-from typing import Any, Protocol
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -40,6 +41,8 @@ __all__ = [
     "float_bits",
     "param_rows",
 ]
+
+T = TypeVar("T")
 
 F32 = np.float32
 #: Threads per block of every launch.
@@ -202,6 +205,8 @@ class GpuContext:
         self.backend = backend
         self.xp = backend.xp
         self.cpu_threads = cpu_threads
+        self._shared: dict[Any, Any] = {}
+        self._shared_lock = threading.Lock()
 
     @classmethod
     def on_device(cls, device_id: int, cpu_threads: int = 4) -> GpuContext:
@@ -219,6 +224,13 @@ class GpuContext:
         if not isinstance(self.backend, DeviceBackend):
             raise TypeError("this GpuContext runs on the host; it has no device stream")
         return self.backend
+
+    def shared(self, key: Any, make: Callable[[], T]) -> T:
+        """The stage's one object for ``key`` (``make()`` on first use): e.g. its GPU decoder."""
+        with self._shared_lock:
+            if key not in self._shared:
+                self._shared[key] = make()
+            return self._shared[key]
 
     # --- arrays ------------------------------------------------------------------------
     def address(self, array: Any) -> int:

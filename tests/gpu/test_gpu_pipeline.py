@@ -47,14 +47,13 @@ def imagenet_pipe(root, device="gpu", batch_size=16, seed=3, **kw):
 def test_mixed_decode_matches_cpu_decode(tmp_path):
     import cupy as cp
 
-    from streamflow.codecs.nvimgcodec import ImageDecoder
-    from streamflow.gpu.ops.decoders import MixedImageDecoder
+    from streamflow.codecs.nvimgcodec import GpuImageDecoder, ImageDecoder
     from streamflow.types import Device
 
     data = [p.read_bytes() for p in GOOD_JPEGS]
     names = [p.name for p in GOOD_JPEGS]
     stream = cp.cuda.Stream(non_blocking=True)
-    gpu_dec = MixedImageDecoder(device_id=0, cuda_stream=stream.ptr, cpu_threads=2)
+    gpu_dec = GpuImageDecoder(device_id=0, cuda_stream=stream.ptr, cpu_threads=2)
     with stream:
         gpu = gpu_dec.decode_batch(data, names)
         region = gpu_dec.decode_batch(data, names, regions=[(3, 5, 40, 61)] * len(data))

@@ -46,18 +46,21 @@ class ImageDecode(Operator):
         self.max_pixels = max_pixels
         self._decoder: ImageDecoder | None = None
 
-    def _get_decoder(self) -> ImageDecoder:
+    def _cpu_decoder(self) -> ImageDecoder:
         # Built on first use (the decoder keeps one nvImageCodec instance per thread).
         if self._decoder is None:
-            device = Device.CPU if self.device is Device.CPU else Device.MIXED
             self._decoder = ImageDecoder(
-                device, output_type=self.output_type, adjust_orientation=self.adjust_orientation,
+                Device.CPU, output_type=self.output_type, adjust_orientation=self.adjust_orientation,
                 max_pixels=self.max_pixels,
             )
         return self._decoder
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
-        results = self._get_decoder().decode_batch(chunk.inputs[0], chunk.sources)
+        return self.decode(chunk, self._cpu_decoder())
+
+    def decode(self, chunk: Chunk, decoder: ImageDecoder) -> list[list[Any]]:
+        """Decode the chunk's images with ``decoder`` (the CPU one, or a GPU stage's)."""
+        results = decoder.decode_batch(chunk.inputs[0], chunk.sources)
         out: list[Any] = []
         for row, result in enumerate(results):
             if isinstance(result, DecodeError):
@@ -81,8 +84,7 @@ class DecoderCrop(ImageDecode):
     def window(self, chunk: Chunk, row: int, height: int, width: int) -> Window:
         raise NotImplementedError
 
-    def run(self, chunk: Chunk) -> list[list[Any]]:
-        decoder = self._get_decoder()
+    def decode(self, chunk: Chunk, decoder: ImageDecoder) -> list[list[Any]]:
         data = chunk.inputs[0]
         regions: list[tuple[int, int, int, int] | None] = []
         failed: dict[int, SampleError] = {}
