@@ -167,3 +167,8 @@ def assert_same_outputs(got: list[Any], want: list[Any], what: str) -> None:
         if not np.array_equal(g, w, equal_nan=np.issubdtype(g.dtype, np.floating)):
             diff = np.abs(g.astype(np.float64) - w.astype(np.float64))
             raise AssertionError(f"{what} sample {i}: {int((diff > 0).sum())} values differ, max {diff.max()}")
+
+
+def run_decoders(encoded: list[Any], build: Callable[..., Any], **pipe_kw: Any) -> sf.Batch:
+    """One batch of ``build(node)`` over encoded images (the decoder tests' seed)."""
+    return run_batch(encoded, build, seed=11, **pipe_kw)

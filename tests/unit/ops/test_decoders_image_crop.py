@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import (
-    run_batch,
-)
+from helpers import run_decoders
 
 import streamflow as sf
 from streamflow import fn
@@ -15,13 +13,9 @@ from streamflow.codecs import ImageDecoder
 from streamflow.ops.crop import crop_window
 
 
-def run(encoded, build, **kw):
-    return run_batch(encoded, build, seed=11, **kw)
-
-
 @pytest.mark.parametrize("crop,pos", [((64, 80), (0.5, 0.5)), ((100, 33), (0.0, 1.0)), ((17, 120), (0.3, 0.77))])
 def test_image_crop_equals_decode_then_crop(encoded, full, crop, pos) -> None:
-    out = run(encoded, lambda x: (
+    out = run_decoders(encoded, lambda x: (
         fn.decoders.image_crop(x, crop=crop, crop_pos_y=pos[0], crop_pos_x=pos[1]),
         fn.crop(fn.decoders.image(x), crop=crop, crop_pos_y=pos[0], crop_pos_x=pos[1]),
     ))

@@ -4,20 +4,14 @@
 from __future__ import annotations
 
 import numpy as np
-from helpers import (
-    run_batch,
-)
+from helpers import run_decoders
 
 from streamflow import fn, rng
 from streamflow.ops.random_crop_window import RandomCropParams, draw_crop_window
 
 
-def run(encoded, build, **kw):
-    return run_batch(encoded, build, seed=11, **kw)
-
-
 def test_image_random_crop_equals_the_drawn_window(encoded, full) -> None:
-    out = run(encoded * 2, lambda x: fn.decoders.image_random_crop(x, seed=99, random_area=[0.1, 0.5]))
+    out = run_decoders(encoded * 2, lambda x: fn.decoders.image_random_crop(x, seed=99, random_area=[0.1, 0.5]))
     params = RandomCropParams.from_args("t", [0.1, 0.5])
     key = rng.RandomKey(99, 0x5C0F)
     windows = set()
@@ -29,6 +23,6 @@ def test_image_random_crop_equals_the_drawn_window(encoded, full) -> None:
 
 
 def test_image_random_crop_defaults_are_deterministic(encoded) -> None:
-    a = run(encoded, lambda x: fn.decoders.image_random_crop(x))
-    b = run(encoded, lambda x: fn.decoders.image_random_crop(x))
+    a = run_decoders(encoded, lambda x: fn.decoders.image_random_crop(x))
+    b = run_decoders(encoded, lambda x: fn.decoders.image_random_crop(x))
     assert all(np.array_equal(a[0].at(i), b[0].at(i)) for i in range(len(encoded)))

@@ -5,17 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import (
-    run_batch,
-)
 
 import streamflow as sf
 from streamflow import fn
 from streamflow.ops.decoders.image_slice import slice_window
-
-
-def run(encoded, build, **kw):
-    return run_batch(encoded, build, seed=11, **kw)
 
 
 def test_slice_window_rounding_and_axes() -> None:
