@@ -1,7 +1,7 @@
 /*
  * streamflow._native._imgproc -- fast CPU image kernels.
  *
- * Two entry points, both called through streamflow/ops/kernels.py (which
+ * Two entry points, both called through streamflow/_native/imgproc.py (which
  * validates the arguments and allocates the outputs):
  *
  *   resample(src, out, out_h, out_w, win_y0, win_x0,

@@ -28,7 +28,6 @@ DROP 6. With ``size=`` instead of ``reader_name`` the same formulas use
 from __future__ import annotations
 
 import base64
-import collections
 import json
 import math
 from collections.abc import Callable, Sequence
@@ -270,10 +269,6 @@ class BaseIterator:
     See ``streamflow.plugin.pytorch.GenericIterator`` for the arguments.
     """
 
-    #: Batches kept referenced after they are handed out, so that memory a
-    #: framework tensor still uses is not reused by the pipeline's pool.
-    keep_alive = 3
-
     def __init__(
         self,
         pipelines: Any,
@@ -337,7 +332,6 @@ class BaseIterator:
         self._pending: list[Any] = [None] * len(self._pipes)
         self._pipe_ended = ended
         self._last: list[Any] = [None] * len(self._pipes)  # last batch of each pipeline
-        self._alive: collections.deque[Any] = collections.deque(maxlen=self.keep_alive)
         self._checkpoints = [bytes(p.checkpoint()) for p in self._pipes]
         if prepare_first_batch and not self._done and not self._epoch_complete():
             for i in range(len(self._pipes)):
@@ -453,7 +447,6 @@ class BaseIterator:
                     rows = self.batch_size
                 outputs.append(tuple(fit_rows(tl, rows) for tl in batch))
                 self._last[i] = batch
-                self._alive.append(batch)
             self._checkpoints[i] = ckpt
         self._count = k + 1
         return [self._wrap(out, i) for i, out in enumerate(outputs)]
@@ -514,7 +507,6 @@ class BaseIterator:
     def close(self) -> None:
         """Close every pipeline."""
         self._pending = [None] * len(self._pipes)
-        self._alive.clear()
         for pipe in self._pipes:
             pipe.close()
 

@@ -1,6 +1,6 @@
 """``decoders.image_random_crop``: decode a random window (DALI's random-crop draw).
 
-``image_random_crop``: the random-crop draw of ``ops.random_crop``
+``image_random_crop``: the random-crop draw of ``ops/random_crop_window.py``
 (``random_area``, ``random_aspect_ratio``, ``num_attempts``), one per sample,
 a pure function of (seed, operator, epoch, sample id).
 """
