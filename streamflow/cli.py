@@ -10,7 +10,10 @@ __all__ = ["main"]
 
 
 def main(argv: list[str] | None = None) -> int:
+    from . import __version__
+
     parser = argparse.ArgumentParser(prog="streamflow", description="streamflow data-loading pipelines")
+    parser.add_argument("--version", action="version", version=f"streamflow {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     demo = commands.add_parser("demo", help="run a training pipeline on bundled photos and show its throughput")
     demo.add_argument("--epochs", type=int, default=2)

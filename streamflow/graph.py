@@ -18,7 +18,7 @@ from .errors import PipelineDefinitionError
 from .operator import CopyToGpu, Operator
 from .types import Device
 
-__all__ = ["DataNode", "OpNode", "add_node", "split_arguments", "topological_order"]
+__all__ = ["DataNode", "OpNode", "add_node", "input_layout", "require_node", "split_arguments", "topological_order"]
 
 # Only used to give nodes stable, readable names in error messages; the order
 # of random streams is taken from the graph, not from this counter.
@@ -84,6 +84,28 @@ class OpNode:
         yield from self.arg_inputs.values()
 
 
+def require_node(value: Any, op_name: str, index: int = 0) -> DataNode:
+    """``value`` if it is a ``DataNode``; otherwise a clear error (arrays outside a pipeline, typos)."""
+    if isinstance(value, DataNode):
+        return value
+    kind = f"{type(value).__module__}.{type(value).__name__}" if type(value).__module__ != "builtins" else type(value).__name__
+    if hasattr(value, "__array__") or hasattr(value, "__cuda_array_interface__") or hasattr(value, "__dlpack__"):
+        raise PipelineDefinitionError(
+            f"{op_name}: input {index} is an array ({kind}), not pipeline data. fn.* functions build a "
+            "pipeline graph inside a @pipeline_def function, where their inputs are the outputs of other "
+            "fn.* calls; to run operators on your own arrays, feed them with fn.external_source"
+        )
+    raise PipelineDefinitionError(
+        f"{op_name}: input {index} must be the output of another operator (a DataNode), got {kind}"
+    )
+
+
+def input_layout(data: Any, op_name: str) -> str:
+    """The layout name of ``data`` (``""`` when unknown), checking it is pipeline data."""
+    node = require_node(data, op_name)
+    return node.producer.op.layout(node.index)
+
+
 def add_node(
     op: Operator,
     inputs: Sequence[DataNode],
@@ -98,11 +120,7 @@ def add_node(
     ``device=None`` infers the device from the inputs as DALI does.
     """
     for i, node in enumerate(inputs):
-        if not isinstance(node, DataNode):
-            raise PipelineDefinitionError(
-                f"{op.name}: input {i} must be the output of another operator (a DataNode), "
-                f"got {type(node).__name__}"
-            )
+        require_node(node, op.name, i)
     arg_inputs = dict(arg_inputs or {})
     unknown = set(arg_inputs) - op.per_sample_args
     if unknown:

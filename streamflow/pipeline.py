@@ -35,6 +35,8 @@ from .gpu.ops import find_impl
 from .gpu.stage import stage_factory
 from .graph import DataNode, topological_order
 from .operator import Source
+from .ops.arguments import PIPELINE as PIPELINE_TUNING
+from .ops.arguments import check_pipeline_options
 from .runtime.engine import Engine
 from .runtime.loop_thread import LoopThread
 from .runtime.plan import ExecutionPlan, StageKind, make_plan
@@ -57,6 +59,7 @@ PIPELINE_ARGUMENTS = (
     "prefetch_queue_depth",
     "on_error",
     "checkpoint",
+    "enable_conditionals",
 )
 
 CHECKPOINT_FORMAT = "streamflow-checkpoint-v1"
@@ -132,11 +135,18 @@ class Pipeline:
             GPU 0 when present and otherwise run GPU operators on the CPU.
         seed: seed of every random choice (shuffling, augmentations); ``None``
             draws one (see ``pipe.seed``).
-        prefetch_queue_depth: batches buffered between two stages.
+        prefetch_queue_depth: batches buffered between two stages; DALI's
+            ``{"cpu_size": n, "gpu_size": m}`` is accepted (the larger is used
+            for every channel).
         on_error: ``"raise"`` (a bad sample stops the pipeline with an error
             naming its file) or ``"skip"`` (it is counted and replaced).
         checkpoint: bytes from ``Pipeline.checkpoint()`` of a pipeline with the
             same definition: this one continues exactly where that one stopped.
+        enable_conditionals: DALI's ``if``/``else`` on per-sample data; not
+            supported yet (``True`` is refused).
+        **dali_options: DALI's executor and memory settings (``exec_async``,
+            ``set_affinity``, ``enable_memory_stats``, ...): accepted and
+            ignored (``docs/dali-differences.md`` says why for each).
     """
 
     def __init__(
@@ -145,14 +155,29 @@ class Pipeline:
         num_threads: int = 2,
         device_id: int | str | None = None,
         seed: int | None = None,
-        prefetch_queue_depth: int = 2,
+        prefetch_queue_depth: int | dict[str, int] = 2,
         on_error: str | ErrorPolicy = "raise",
         checkpoint: bytes | None = None,
         *,
+        enable_conditionals: bool = False,
         definition: Callable[..., Any] | None = None,
         args: Sequence[Any] = (),
         kwargs: dict[str, Any] | None = None,
+        **dali_options: Any,
     ) -> None:
+        check_pipeline_options(dali_options, PIPELINE_ARGUMENTS)
+        if enable_conditionals:
+            raise PipelineDefinitionError(
+                "enable_conditionals=True: if/else on pipeline data is not supported yet; use per-sample "
+                "arguments (e.g. mirror=fn.random.coin_flip()) instead"
+            )
+        if isinstance(prefetch_queue_depth, dict):
+            sizes = [v for k, v in prefetch_queue_depth.items() if k in ("cpu_size", "gpu_size")]
+            if not sizes or len(sizes) != len(prefetch_queue_depth):
+                raise PipelineDefinitionError(
+                    f"prefetch_queue_depth as a dict takes 'cpu_size' and 'gpu_size', got {prefetch_queue_depth!r}"
+                )
+            prefetch_queue_depth = max(sizes)
         if not isinstance(batch_size, int) or batch_size < 1:
             raise PipelineDefinitionError(f"batch_size must be a positive int, got {batch_size!r}")
         if not isinstance(num_threads, int) or num_threads < 1:
@@ -618,9 +643,11 @@ def pipeline_def(
     num_threads: int | None = None,
     device_id: int | str | None = None,
     seed: int | None = None,
-    prefetch_queue_depth: int = 2,
+    prefetch_queue_depth: int | dict[str, int] = 2,
     on_error: str = "raise",
     checkpoint: bytes | None = None,
+    enable_conditionals: bool = False,
+    **dali_options: Any,
 ) -> Any:
     """Decorate a graph-building function; calling it returns a ``Pipeline``.
 
@@ -640,13 +667,16 @@ def pipeline_def(
         "prefetch_queue_depth": prefetch_queue_depth,
         "on_error": on_error,
         "checkpoint": checkpoint,
+        "enable_conditionals": enable_conditionals,
+        **dali_options,
     }
+    check_pipeline_options(dali_options, PIPELINE_ARGUMENTS)
 
     def decorate(definition: Callable[..., Any]) -> Callable[..., Pipeline]:
         @functools.wraps(definition)
         def create(*args: Any, **kwargs: Any) -> Pipeline:
             settings: dict[str, Any] = dict(defaults)
-            for key in PIPELINE_ARGUMENTS:
+            for key in [*PIPELINE_ARGUMENTS, *PIPELINE_TUNING]:
                 if key in kwargs:
                     settings[key] = kwargs.pop(key)
             return Pipeline(**settings, definition=definition, args=args, kwargs=kwargs)

@@ -28,9 +28,16 @@ __all__ = [
     "INTERP_LANCZOS3",
     "INTERP_LINEAR",
     "INTERP_NN",
+    "INTERP_TRIANGULAR",
+    "NCHW",
+    "NFCHW",
+    "NFHWC",
+    "NHWC",
     "RGB",
     "UINT8",
     "UINT16",
+    "UINT32",
+    "UINT64",
     "DALIDataType",
     "DALIImageType",
     "DALIInterpType",
@@ -226,3 +233,11 @@ INTERP_LINEAR = InterpType.INTERP_LINEAR
 INTERP_CUBIC = InterpType.INTERP_CUBIC
 INTERP_LANCZOS3 = InterpType.INTERP_LANCZOS3
 INTERP_GAUSSIAN = InterpType.INTERP_GAUSSIAN
+INTERP_TRIANGULAR = InterpType.INTERP_TRIANGULAR
+UINT32 = DataType.UINT32
+UINT64 = DataType.UINT64
+# DALI's legacy layout constants (``output_layout=types.NCHW``): per-sample layouts here.
+NCHW = "CHW"
+NHWC = "HWC"
+NFHWC = "FHWC"
+NFCHW = "FCHW"

@@ -26,6 +26,14 @@ from ..ops.transpose import transpose
 from ..ops.warp_affine import warp_affine
 from . import decoders, random, readers
 
+# DALI's deprecated names, still used by many pipelines.
+image_decoder = decoders.image
+image_decoder_crop = decoders.image_crop
+image_decoder_random_crop = decoders.image_random_crop
+image_decoder_slice = decoders.image_slice
+file_reader = readers.file
+numpy_reader = readers.numpy
+
 __all__ = [
     "brightness_contrast",
     "cast",
@@ -35,10 +43,16 @@ __all__ = [
     "crop_mirror_normalize",
     "decoders",
     "external_source",
+    "file_reader",
     "flip",
     "hsv",
     "hue",
+    "image_decoder",
+    "image_decoder_crop",
+    "image_decoder_random_crop",
+    "image_decoder_slice",
     "normalize",
+    "numpy_reader",
     "random",
     "random_resized_crop",
     "readers",

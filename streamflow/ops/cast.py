@@ -19,6 +19,7 @@ from ..types import (
     Device,
     parse_dtype,
 )
+from .arguments import fn_function
 from .color import convert_to
 
 __all__ = ["Cast", "cast", "cast_array", "parse_output_dtype"]
@@ -67,6 +68,7 @@ class Cast(Operator):
             out.append(cast_array(arr, self.out_dtype))
         return [out]
 
+@fn_function()
 def cast(data: DataNode, *, dtype: DataType | str, device: str | Device | None = None, name: str | None = None) -> DataNode:
     """Convert to ``dtype``; float to integer rounds half away from zero and saturates (NaN -> 0)."""
     return add_node(Cast(dtype, name=name), [data], device=device)[0]

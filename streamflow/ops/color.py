@@ -44,6 +44,7 @@ from ..types import (
     Number,
     parse_dtype,
 )
+from .arguments import fn_function
 
 __all__ = ["BrightnessContrast", "ColorOp", "ColorTwist", "RGB2YIQ", "YIQ2RGB", "apply_linear", "brightness_contrast", "color_twist", "convert_to", "hsv", "hue", "saturation", "twist_matrix"]
 
@@ -257,6 +258,7 @@ def _twist(op_name: str, data: DataNode, dtype: Any, device: str | Device | None
     return add_node(op, [data], per_sample, device=device)[0]
 
 
+@fn_function()
 def color_twist(
     data: DataNode,
     *,
@@ -285,6 +287,7 @@ def color_twist(
                   brightness=brightness, contrast=contrast, saturation=saturation, hue=hue)
 
 
+@fn_function()
 def hue(
     data: DataNode, *, hue: Number | DataNode = 0.0, dtype: DataType | str | None = None,
     device: str | Device | None = None, name: str | None = None,
@@ -293,6 +296,7 @@ def hue(
     return _twist("hue", data, dtype, device, name, hue=hue)
 
 
+@fn_function()
 def saturation(
     data: DataNode, *, saturation: Number | DataNode = 1.0, dtype: DataType | str | None = None,
     device: str | Device | None = None, name: str | None = None,
@@ -301,6 +305,7 @@ def saturation(
     return _twist("saturation", data, dtype, device, name, saturation=saturation)
 
 
+@fn_function()
 def hsv(
     data: DataNode,
     *,
@@ -315,6 +320,7 @@ def hsv(
     return _twist("hsv", data, dtype, device, name, hue=hue, saturation=saturation, value=value)
 
 
+@fn_function()
 def brightness_contrast(
     data: DataNode,
     *,

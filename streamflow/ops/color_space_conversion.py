@@ -25,6 +25,7 @@ from ..types import (
     ImageType,
     parse_image_type,
 )
+from .arguments import fn_function
 from .color import F32, ColorOp, convert_to
 
 __all__ = ["ColorSpaceConversion", "color_space_conversion", "convert_color"]
@@ -129,6 +130,7 @@ class ColorSpaceConversion(ColorOp):
             raise SampleError(f"color_space_conversion accepts only uint8 images (like DALI), got {image.dtype}")
         return convert_color(image, self.image_type, self.output_type)
 
+@fn_function()
 def color_space_conversion(
     data: DataNode,
     *,

@@ -25,6 +25,7 @@ from ..types import (
     Number,
     OutOfBoundsPolicy,
 )
+from .arguments import fn_function
 
 __all__ = ["Crop", "CropSpec", "Window", "crop", "crop_window", "extract_window", "resolve_window"]
 
@@ -177,6 +178,7 @@ class Crop(Operator):
     def layout(self, index: int) -> str:
         return "HWC"
 
+@fn_function()
 def crop(
     data: DataNode,
     *,

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from .._native import imgproc as kernels
-from ..errors import PipelineDefinitionError
+from ..errors import ArgumentError, PipelineDefinitionError, SampleError
 from ..graph import DataNode, add_node, split_arguments
 from ..operator import Chunk, Operator, float_seq
 from ..types import (
@@ -22,6 +22,7 @@ from ..types import (
     OutOfBoundsPolicy,
     parse_dtype,
 )
+from .arguments import fn_function
 from .crop import Crop, CropSpec, Window
 
 __all__ = ["CropMirrorNormalize", "crop_mirror_normalize"]
@@ -61,6 +62,8 @@ class CropMirrorNormalize(Operator):
                 f"crop_mirror_normalize: dtype must be FLOAT, FLOAT16 or UINT8, got {self.out_dtype}"
             )
         self.output_layout = output_layout.upper()
+        if self.output_layout in ("NCHW", "NHWC"):  # DALI's legacy names (types.NCHW)
+            self.output_layout = self.output_layout[1:]
         if self.output_layout not in ("CHW", "HWC"):
             raise PipelineDefinitionError(
                 f"crop_mirror_normalize: output_layout must be 'CHW' or 'HWC', got {output_layout!r}"
@@ -86,7 +89,29 @@ class CropMirrorNormalize(Operator):
             channels = 1 << (channels - 1).bit_length()
         return (channels, h, w) if self.output_layout == "CHW" else (h, w, channels)
 
+    def channel_values(self, chunk: Chunk, row: int, channels: int) -> tuple[int, list[float], list[float], list[float]]:
+        """(output channels, mean, mul, fill) of ``row`` for an image of ``channels`` channels.
+
+        Raises:
+            ArgumentError: a constant ``mean``/``std``/``fill_values`` does not
+                fit the image's channels (the argument's fault: every sample fails).
+            SampleError: a per-sample ``mean``/``std`` value does not fit.
+        """
+        try:
+            return kernels.cmn_channels(
+                channels,
+                np.asarray(chunk.arg("mean", row, self.mean), dtype=np.float64),
+                np.asarray(chunk.arg("std", row, self.std), dtype=np.float64),
+                self.scale, self.pad_output, self.crop.fill_values,
+            )
+        except ValueError as err:
+            per_sample = [k for k in ("mean", "std") if k in chunk.args]
+            if per_sample:
+                raise SampleError(f"crop_mirror_normalize: per-sample {'/'.join(per_sample)}: {err}") from None
+            raise ArgumentError(f"crop_mirror_normalize: {err} (the images have {channels} channels)") from None
+
     def normalize(self, chunk: Chunk, row: int, image: np.ndarray, window: Window | None) -> np.ndarray:
+        self.channel_values(chunk, row, image.shape[2] if image.ndim == 3 else 1)
         return kernels.crop_mirror_normalize(
             image,
             window=window,
@@ -112,6 +137,7 @@ class CropMirrorNormalize(Operator):
     def layout(self, index: int) -> str:
         return self.output_layout
 
+@fn_function()
 def crop_mirror_normalize(
     data: DataNode,
     *,

@@ -26,6 +26,7 @@ from ..graph import add_node
 from ..io.pools import IOPool
 from ..operator import Source, SourceBatch
 from ..types import parse_dtype
+from .arguments import fn_function
 
 __all__ = ["BatchInfo", "ExternalSource", "SampleInfo", "external_source"]
 
@@ -255,6 +256,7 @@ class ExternalSource(Source):
 Callback = Callable[..., Any]
 
 
+@fn_function()
 def external_source(
     source: Any = None,
     *,

@@ -7,11 +7,12 @@ from typing import Any
 import numpy as np
 
 from ..errors import SampleError
-from ..graph import DataNode, add_node, split_arguments
+from ..graph import DataNode, add_node, input_layout, split_arguments
 from ..operator import Chunk, Operator
 from ..types import (
     Device,
 )
+from .arguments import fn_function
 
 __all__ = ["Flip", "flip"]
 
@@ -52,6 +53,7 @@ class Flip(Operator):
     def layout(self, index: int) -> str:
         return self._layout
 
+@fn_function()
 def flip(
     data: DataNode,
     *,
@@ -62,6 +64,6 @@ def flip(
 ) -> DataNode:
     """Mirror images: ``horizontal=1`` flips left-right, ``vertical=1`` top-bottom."""
     constants, per_sample = split_arguments(dict(horizontal=horizontal, vertical=vertical))
-    layout = data.producer.op.layout(data.index) or "HWC"
+    layout = input_layout(data, "flip") or "HWC"
     op = Flip(constants.get("horizontal", 1), constants.get("vertical", 0), layout=layout, name=name)
     return add_node(op, [data], per_sample, device=device)[0]

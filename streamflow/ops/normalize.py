@@ -16,12 +16,13 @@ from typing import Any
 import numpy as np
 
 from ..errors import PipelineDefinitionError, SampleError
-from ..graph import DataNode, add_node, split_arguments
+from ..graph import DataNode, add_node, input_layout, split_arguments
 from ..operator import Chunk, Operator
 from ..types import (
     DataType,
     Device,
 )
+from .arguments import fn_function
 from .cast import cast_array, parse_output_dtype
 
 __all__ = ["Normalize", "normalize"]
@@ -172,6 +173,7 @@ class Normalize(Operator):
     def layout(self, index: int) -> str:
         return self.layout_hint
 
+@fn_function()
 def normalize(
     data: DataNode,
     *,
@@ -206,7 +208,7 @@ def normalize(
         dtype: output type, default ``FLOAT``; integer types round and saturate.
     """
     constants, per_sample = split_arguments(dict(mean=mean, stddev=stddev))
-    layout = data.producer.op.layout(data.index)
+    layout = input_layout(data, "normalize")
     if axis_names and not layout:
         layout = "HWC"
     op = Normalize(

@@ -16,6 +16,7 @@ from .. import rng
 from ..errors import PipelineDefinitionError
 from ..graph import DataNode, add_node, split_arguments
 from ..operator import Chunk, Operator
+from .arguments import fn_function
 
 __all__ = ["Choice", "CoinFlip", "Normal", "Uniform", "choice", "coin_flip", "normal", "uniform"]
 
@@ -197,6 +198,7 @@ class Choice(_RandomOp):
             out.append(np.asarray(self.values[index]))
         return [out]
 
+@fn_function()
 def uniform(
     *,
     range: Sequence[float] | DataNode = (-1.0, 1.0),
@@ -214,6 +216,7 @@ def uniform(
     return add_node(op, [], per_sample)[0]
 
 
+@fn_function()
 def coin_flip(
     *, probability: float | DataNode = 0.5, shape: int | Sequence[int] | None = None, name: str | None = None
 ) -> DataNode:
@@ -223,6 +226,7 @@ def coin_flip(
     return add_node(op, [], per_sample)[0]
 
 
+@fn_function()
 def normal(
     *,
     mean: float | DataNode = 0.0,
@@ -236,6 +240,7 @@ def normal(
     return add_node(op, [], per_sample)[0]
 
 
+@fn_function()
 def choice(
     a: int | Sequence[float] | Sequence[int],
     *,

@@ -24,6 +24,7 @@ from ..types import (
     parse_dtype,
     parse_interp,
 )
+from .arguments import fn_function
 from .random_crop_window import RandomCropParams, sample_window
 
 __all__ = ["RandomResizedCrop", "random_resized_crop"]
@@ -87,6 +88,7 @@ class RandomResizedCrop(Operator):
     def layout(self, index: int) -> str:
         return "HWC"
 
+@fn_function()
 def random_resized_crop(
     data: DataNode,
     *,

@@ -30,6 +30,7 @@ from ..types import (
     parse_dtype,
     parse_interp,
 )
+from .arguments import fn_function
 
 __all__ = ["Resize", "ResizeSpec", "output_size", "resize"]
 
@@ -217,6 +218,7 @@ class Resize(Operator):
 def _scalar(value: Any) -> float | None:
     return None if value is None else float(np.asarray(value).reshape(-1)[0])
 
+@fn_function()
 def resize(
     data: DataNode,
     *,

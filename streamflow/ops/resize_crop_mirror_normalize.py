@@ -59,6 +59,7 @@ class ResizeCropMirrorNormalize(Operator):
         resize_chunk, cmn_chunk = self.split_chunk(chunk)
 
         def resize_and_normalize(row: int, image: Any) -> Any:
+            self.cmn.channel_values(cmn_chunk, row, image.shape[2] if image.ndim == 3 else 1)
             size, roi = self.resize.plan_sample(resize_chunk, row, image.shape[0], image.shape[1])
             window = self.cmn.window_for(cmn_chunk, row, size[0], size[1])
             if self._one_pass(image) and (window is None or _inside(window, size)):

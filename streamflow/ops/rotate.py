@@ -27,6 +27,7 @@ from ..types import (
     InterpType,
     Number,
 )
+from .arguments import fn_function
 from .warp_affine import F32, AffineWarp
 
 __all__ = ["Rotate", "rotate", "rotated_canvas_size", "rotation_matrix"]
@@ -96,6 +97,7 @@ class Rotate(AffineWarp):
             size = in_hw if self.keep_size else rotated_canvas_size(in_hw[0], in_hw[1], angle)
         return rotation_matrix(in_hw, size, angle), size
 
+@fn_function()
 def rotate(
     data: DataNode,
     *,

@@ -9,11 +9,12 @@ from typing import Any
 import numpy as np
 
 from ..errors import PipelineDefinitionError, SampleError
-from ..graph import DataNode, add_node
+from ..graph import DataNode, add_node, input_layout
 from ..operator import Chunk, Operator
 from ..types import (
     Device,
 )
+from .arguments import fn_function
 
 __all__ = ["Transpose", "transpose"]
 
@@ -61,6 +62,7 @@ class Transpose(Operator):
     def layout(self, index: int) -> str:
         return self._layout
 
+@fn_function()
 def transpose(
     data: DataNode,
     *,
@@ -79,6 +81,6 @@ def transpose(
         transpose_layout: permute the input's layout name too (default on).
         device: ``"cpu"`` (``"gpu"``: not yet).
     """
-    op = Transpose(perm, input_layout=data.producer.op.layout(data.index), output_layout=output_layout,
+    op = Transpose(perm, input_layout=input_layout(data, "transpose"), output_layout=output_layout,
                    transpose_layout=transpose_layout, name=name)
     return add_node(op, [data], device=device)[0]

@@ -45,6 +45,7 @@ from ..types import (
     parse_dtype,
     parse_interp,
 )
+from .arguments import fn_function
 
 __all__ = ["AffineWarp", "F32", "WarpAffine", "invert_affine", "parse_size", "source_coordinates", "warp_affine", "warp_affine_image"]
 
@@ -293,6 +294,7 @@ class WarpAffine(AffineWarp):
         size = self._size_for(chunk, row) or (image.shape[0], image.shape[1])
         return matrix, size
 
+@fn_function()
 def warp_affine(
     data: DataNode,
     *,

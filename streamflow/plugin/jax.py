@@ -20,7 +20,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised without jax
     raise ImportError("streamflow.plugin.jax needs JAX: pip install jax (or 'streamflow[jax]')") from exc
 
-__all__ = ["ClassificationIterator", "GenericIterator", "LastBatchPolicy", "to_jax"]
+__all__ = ["ClassificationIterator", "DALIGenericIterator", "GenericIterator", "LastBatchPolicy", "to_jax"]
 
 
 def _array_to_jax(x: Any) -> jax.Array:
@@ -49,3 +49,7 @@ class ClassificationIterator(GenericIterator):
 
     def __init__(self, pipelines: Any, size: int = -1, reader_name: str | None = None, **kwargs: Any) -> None:
         super().__init__(pipelines, ["data", "label"], size=size, reader_name=reader_name, **kwargs)
+
+
+#: DALI's name (``from nvidia.dali.plugin.jax import DALIGenericIterator``).
+DALIGenericIterator = GenericIterator

@@ -26,7 +26,14 @@ except ImportError as exc:  # pragma: no cover - exercised without torch
         "streamflow.plugin.pytorch needs PyTorch: pip install torch (or 'streamflow[torch]')"
     ) from exc
 
-__all__ = ["ClassificationIterator", "GenericIterator", "LastBatchPolicy", "to_torch"]
+__all__ = [
+    "ClassificationIterator",
+    "DALIClassificationIterator",
+    "DALIGenericIterator",
+    "GenericIterator",
+    "LastBatchPolicy",
+    "to_torch",
+]
 
 
 def _array_to_torch(x: Any) -> torch.Tensor:
@@ -93,3 +100,8 @@ class ClassificationIterator(GenericIterator):
 
     def __init__(self, pipelines: Any, size: int = -1, reader_name: str | None = None, **kwargs: Any) -> None:
         super().__init__(pipelines, ["data", "label"], size=size, reader_name=reader_name, **kwargs)
+
+
+#: DALI's names (``from nvidia.dali.plugin.pytorch import DALIGenericIterator``).
+DALIGenericIterator = GenericIterator
+DALIClassificationIterator = ClassificationIterator

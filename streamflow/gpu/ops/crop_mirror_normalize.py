@@ -6,8 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._native import imgproc
-from ...errors import SampleError
+from ...errors import ArgumentError, SampleError
 from ...operator import Chunk
 from ...ops.crop_mirror_normalize import CropMirrorNormalize
 from .. import kernels as K
@@ -22,15 +21,7 @@ CMN_KIND = {np.dtype(np.float32): "f32", np.dtype(np.float16): "f16", np.dtype(n
 
 def channel_table(op: CropMirrorNormalize, chunk: Chunk, row: int, channels: int) -> tuple[int, np.ndarray]:
     """(output channels, the float32 [mean x C, mul x C, fill x OC] table) of one sample."""
-    try:
-        oc, mean, mul, fill = imgproc.cmn_channels(
-            channels,
-            np.asarray(chunk.arg("mean", row, op.mean), dtype=np.float64),
-            np.asarray(chunk.arg("std", row, op.std), dtype=np.float64),
-            op.scale, op.pad_output, op.crop.fill_values,
-        )
-    except ValueError as err:
-        raise SampleError(str(err)) from None
+    oc, mean, mul, fill = op.channel_values(chunk, row, channels)
     return oc, np.asarray([*mean, *mul, *fill], dtype=np.float32)
 
 
@@ -72,6 +63,8 @@ def crop_mirror_normalize_gpu(op: CropMirrorNormalize, chunk: Chunk, ctx: GpuCon
             oc, table = channel_table(op, chunk, row, C)
             P = np.zeros(K.NP, dtype=np.int64)
             shapes.append(fill_cmn_slots(op, chunk, row, P, window, oc))
+        except ArgumentError:
+            raise  # the argument's fault: the stage fails
         except (SampleError, ValueError) as err:
             chunk.fail(row, err)
             continue

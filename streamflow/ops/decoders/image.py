@@ -21,6 +21,7 @@ from ...types import (
     ImageType,
     parse_image_type,
 )
+from ..arguments import DECODER, fn_function
 
 __all__ = ["DecoderCrop", "ImageDecode", "Window", "decoder_arguments", "image"]
 
@@ -125,6 +126,7 @@ class DecoderCrop(ImageDecode):
             chunk.fail(row, failure)
         return [out]
 
+@fn_function(DECODER)
 def image(
     data: DataNode,
     *,

@@ -18,6 +18,7 @@ from ...types import (
     ImageType,
     Number,
 )
+from ..arguments import DECODER, fn_function
 from ..crop import CropSpec, crop_window
 from .image import DecoderCrop, Window, decoder_arguments
 
@@ -45,6 +46,7 @@ class ImageCrop(DecoderCrop):
             s.rounding,
         )
 
+@fn_function(DECODER)
 def image_crop(
     data: DataNode,
     *,

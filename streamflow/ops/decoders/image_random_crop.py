@@ -16,6 +16,7 @@ from ...types import (
     Device,
     ImageType,
 )
+from ..arguments import DECODER, fn_function
 from ..random_crop_window import RandomCropParams, sample_window
 from .image import DecoderCrop, Window, decoder_arguments
 
@@ -35,6 +36,7 @@ class ImageRandomCrop(DecoderCrop):
     def window(self, chunk: Chunk, row: int, height: int, width: int) -> Window:
         return sample_window(chunk, row, height, width, self.params, self.seed).window
 
+@fn_function(DECODER)
 def image_random_crop(
     data: DataNode,
     *,

@@ -23,6 +23,7 @@ from ...types import (
     ImageType,
     Number,
 )
+from ..arguments import DECODER, fn_function
 from .image import DecoderCrop, Window, decoder_arguments
 
 __all__ = ["ImageSlice", "image_slice", "slice_window"]
@@ -117,6 +118,7 @@ class ImageSlice(DecoderCrop):
             raise ValueError("image_slice needs both an anchor and a shape")
         return slice_window(height, width, anchor, shape, self.axes, self.normalized_anchor, self.normalized_shape)
 
+@fn_function(DECODER)
 def image_slice(
     data: DataNode,
     anchor: Sequence[Number] | DataNode,

@@ -23,6 +23,7 @@ from ...errors import PipelineDefinitionError, ReadError, SampleError
 from ...graph import DataNode, add_node
 from ...operator import SourceBatch
 from ...sharding import ShardSpec
+from ..arguments import READER, fn_function
 from .list_source import ListSource
 
 __all__ = ["DEFAULT_FILE_FILTERS", "FileReader", "file", "list_file_root", "parse_file_list", "walk_files"]
@@ -184,6 +185,7 @@ class FileReader(ListSource):
         return len(self.entries)
 
 
+@fn_function(READER)
 def file(
     *,
     file_root: str | os.PathLike[str] | None = None,

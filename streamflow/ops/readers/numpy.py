@@ -54,6 +54,7 @@ from ...io.roi import (
 from ...operator import Chunk, Operator, SourceBatch
 from ...sharding import ShardSpec
 from ...types import Device, OutOfBoundsPolicy, parse_device
+from ..arguments import READER, fn_function
 from .file import walk_files
 from .list_source import ListSource
 
@@ -297,6 +298,7 @@ def _check_roi(constants: dict[str, Any], per_sample: dict[str, DataNode], polic
         raise PipelineDefinitionError(f"readers.numpy: malformed ROI argument: {e}") from None
 
 
+@fn_function(READER)
 def numpy(
     *,
     file_root: str | os.PathLike[str] | None = None,

@@ -1,0 +1,236 @@
+"""What every ``fn`` function does with its keyword arguments, in one place (``@fn_function``).
+
+* **Types are checked when the pipeline is defined.** Each constant argument
+  is checked against the function's annotations (``Number``, sequences of
+  numbers, ``str``, ``bool``, enums, ``DataNode`` for per-sample arguments), so
+  ``fn.resize(resize_x="abc")`` fails at the call, naming the operator and the
+  argument, instead of failing later on every sample as if the files were bad.
+* **DALI's tuning arguments are accepted.** Arguments DALI offers for its own
+  memory management and scheduling (``device_memory_padding``,
+  ``bytes_per_sample_hint``, ``read_ahead``, ...) are accepted and ignored;
+  ``TUNING`` says why for each. A pipeline ported from DALI runs unchanged.
+* **A wrong name is a ``TypeError``** naming the operator and the argument,
+  with the closest valid names.
+"""
+
+from __future__ import annotations
+
+import difflib
+import enum
+import functools
+import inspect
+import types
+import typing
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import numpy as np
+
+from ..errors import PipelineDefinitionError
+from ..graph import DataNode
+
+__all__ = ["COMMON", "DECODER", "PIPELINE", "READER", "TUNING", "check_pipeline_options", "fn_function"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: Every operator: DALI scheduling hints.
+COMMON = {
+    "bytes_per_sample_hint": "ignored: outputs are allocated at their exact size",
+    "preserve": "ignored: an operator whose output is not used is never run",
+}
+#: Image decoders: nvJPEG / hardware-decoder memory tuning of DALI's decoder.
+DECODER = {
+    "device_memory_padding": "ignored: nvImageCodec and cupy's pool size device buffers",
+    "host_memory_padding": "ignored: nvImageCodec sizes its host buffers",
+    "device_memory_padding_jpeg2k": "ignored: nvImageCodec sizes device buffers",
+    "host_memory_padding_jpeg2k": "ignored: nvImageCodec sizes host buffers",
+    "preallocate_width_hint": "ignored: no preallocation",
+    "preallocate_height_hint": "ignored: no preallocation",
+    "hw_decoder_load": "ignored: nvImageCodec sends every baseline JPEG to the hardware decoder when present",
+    "affine": "ignored: decoding threads are not pinned to cores",
+    "use_fast_idct": "ignored: nvImageCodec chooses the IDCT",
+    "jpeg_fancy_upsampling": "ignored: nvImageCodec's chroma upsampling is used",
+    "memory_stats": "ignored: see pipe.stats()",
+    "split_stages": "ignored: the mixed stage always splits host and device work",
+    "use_chunk_allocator": "ignored: cupy's pool allocates",
+    "cache_size": "ignored: decoded images are not cached",
+    "cache_type": "ignored: decoded images are not cached",
+    "cache_threshold": "ignored: decoded images are not cached",
+    "cache_debug": "ignored: decoded images are not cached",
+    "cache_batch_copy": "ignored: decoded images are not cached",
+}
+#: Readers: DALI's I/O tuning.
+READER = {
+    "read_ahead": "ignored: the read stage always reads ahead (prefetch_queue_depth batches)",
+    "dont_use_mmap": "ignored: files are read with pread (regions of .npy files use a map only when cached)",
+    "lazy_init": "ignored: files are listed when the reader is created, opened when read",
+    "prefetch_queue_depth": "ignored: the pipeline's prefetch_queue_depth bounds every queue",
+    "skip_cached_images": "ignored: decoded images are not cached",
+    "tensor_init_bytes": "ignored: outputs are allocated at their exact size",
+    "use_o_direct": "ignored: reads go through the page cache",
+}
+#: ``Pipeline`` / ``pipeline_def``: DALI's executor and memory settings.
+PIPELINE = {
+    "exec_async": "ignored: stages always run asynchronously (asyncio tasks)",
+    "exec_pipelined": "ignored: stages always overlap (bounded channels)",
+    "exec_dynamic": "ignored: one executor",
+    "experimental_exec_dynamic": "ignored: one executor",
+    "exec_separated": "ignored: one prefetch_queue_depth for every channel",
+    "set_affinity": "ignored: threads are not pinned to cores",
+    "max_streams": "ignored: one CUDA stream per GPU stage",
+    "default_cuda_stream_priority": "ignored: stage streams have the default priority",
+    "enable_memory_stats": "ignored: see pipe.stats()",
+    "bytes_per_sample": "ignored: outputs are allocated at their exact size",
+    "py_num_workers": "ignored: Python sources run on the pipeline's I/O threads",
+    "py_start_method": "ignored: no worker processes",
+    "py_callback_pickler": "ignored: no worker processes",
+    "output_dtype": "ignored: outputs have the dtype their operator gives",
+    "output_ndim": "ignored: outputs have the shape their operator gives",
+    "enable_checkpointing": "always on: pipe.checkpoint() works on every pipeline",
+}
+#: Every accepted tuning argument and why it is ignored (for the docs).
+TUNING = {**COMMON, **DECODER, **READER, **PIPELINE}
+
+
+def fn_function(*families: dict[str, str]) -> Callable[[F], F]:
+    """Decorate an ``fn`` function: check argument types, accept DALI's tuning arguments of ``families``.
+
+    ``COMMON`` is always included.
+    """
+    tuning = {k: v for family in (COMMON, *families) for k, v in family.items()}
+
+    def decorate(function: F) -> F:
+        signature = inspect.signature(function)
+        params = signature.parameters
+        hints = typing.get_type_hints(function)
+        keyword = {p for p, v in params.items() if v.kind in (v.KEYWORD_ONLY, v.POSITIONAL_OR_KEYWORD)}
+        op_name = getattr(function, "__op_name__", None)
+
+        @functools.wraps(function)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            label = op_name or _op_label(function)
+            for key in [k for k in kwargs if k not in keyword]:
+                if key in tuning:
+                    del kwargs[key]  # a DALI tuning argument: accepted, ignored (see TUNING)
+                    continue
+                close = difflib.get_close_matches(key, sorted(keyword | set(tuning)), n=3)
+                suggestion = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+                raise TypeError(f"{label}() got an unexpected keyword argument {key!r}{suggestion}")
+            try:
+                bound = signature.bind(*args, **kwargs)
+            except TypeError as err:
+                raise TypeError(f"{label}(): {err}") from None
+            for key, value in bound.arguments.items():
+                hint = hints.get(key)
+                if hint is None or key in ("data", "name") or _matches(value, hint):
+                    continue
+                if isinstance(value, DataNode):
+                    raise PipelineDefinitionError(
+                        f"{label}: {key} must be constant: it cannot be per-sample data ({value.name}); "
+                        f"give {_describe(hint)}"
+                    )
+                raise PipelineDefinitionError(
+                    f"{label}: {key} must be {_describe(hint)}, got {value!r} ({type(value).__name__})"
+                )
+            return function(*bound.args, **bound.kwargs)
+
+        return call  # type: ignore[return-value]
+
+    return decorate
+
+
+def _op_label(function: Callable[..., Any]) -> str:
+    module = function.__module__.rsplit(".", 1)[0]
+    prefix = {"streamflow.ops.decoders": "decoders.", "streamflow.ops.readers": "readers."}.get(module, "")
+    if function.__module__.endswith(".random"):
+        prefix = "random."
+    return prefix + function.__name__
+
+
+_NUMBER_TYPES = (int, float, np.integer, np.floating)
+
+
+def _matches(value: Any, hint: Any) -> bool:
+    """Whether ``value`` fits the annotation ``hint`` (lenient where numpy and Python mix)."""
+    if hint is Any or hint is object:
+        return True
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_matches(value, h) for h in typing.get_args(hint))
+    if hint is type(None):
+        return value is None
+    if isinstance(value, DataNode):
+        return hint is DataNode
+    if hint is DataNode:
+        return False
+    if hint is bool:
+        return isinstance(value, (bool, np.bool_)) or (isinstance(value, (int, np.integer)) and value in (0, 1))
+    if hint is int:
+        return isinstance(value, (int, np.integer))
+    if hint is float:
+        return isinstance(value, _NUMBER_TYPES) and not isinstance(value, (bool, np.bool_))
+    if hint is str:
+        return isinstance(value, str)
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return isinstance(value, hint)
+    if origin in (Sequence, list, tuple, typing.Sequence) or hint in (list, tuple):
+        if isinstance(value, (str, bytes)):
+            return False
+        if isinstance(value, np.ndarray):
+            return value.dtype != object
+        if not isinstance(value, (list, tuple, range)):
+            return False
+        inner = typing.get_args(hint)
+        if not inner or inner[-1] is Ellipsis and len(inner) == 2 and inner[0] is Any:
+            return True
+        item = inner[0]
+        return all(_matches(v, item) for v in value)
+    if isinstance(hint, type):
+        return isinstance(value, hint)
+    return True  # annotations this checker does not understand are not checked
+
+
+def _describe(hint: Any) -> str:
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        members = typing.get_args(hint)
+        if float in members and int in members:  # Number: "a number", not "a number or an integer"
+            members = tuple(m for m in members if m is not int)
+        parts: list[str] = []
+        for h in members:
+            d = _describe(h)
+            if d not in parts:
+                parts.append(d)
+        return " or ".join(parts)
+    if hint is type(None):
+        return "None"
+    if hint is DataNode:
+        return "per-sample data (a DataNode)"
+    if hint in (int, float):
+        return "a number" if hint is float else "an integer"
+    if hint is bool:
+        return "True or False"
+    if hint is str:
+        return "a string"
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return f"a {hint.__name__}"
+    if origin in (Sequence, list, tuple, typing.Sequence):
+        inner = typing.get_args(hint)
+        return f"a sequence of {_plural(inner[0])}" if inner else "a sequence"
+    return getattr(hint, "__name__", str(hint))
+
+
+def _plural(hint: Any) -> str:
+    if typing.get_origin(hint) in (typing.Union, types.UnionType) and float in typing.get_args(hint):
+        return "numbers"
+    return {float: "numbers", int: "integers", str: "strings", bool: "booleans"}.get(hint, _describe(hint))
+
+
+def check_pipeline_options(options: dict[str, Any], known: Sequence[str]) -> None:
+    """Accept DALI's pipeline tuning arguments in ``options``; a wrong name is a ``TypeError``."""
+    for key in options:
+        if key in PIPELINE:
+            continue
+        close = difflib.get_close_matches(key, sorted({*known, *PIPELINE}), n=3)
+        suggestion = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        raise TypeError(f"Pipeline() got an unexpected keyword argument {key!r}{suggestion}")
