@@ -25,7 +25,6 @@ from __future__ import annotations
 import os
 
 __all__ = [
-    "ArgumentError",
     "DecodeError",
     "DeviceUnavailableError",
     "MissingDependencyError",
@@ -55,14 +54,6 @@ class StreamflowError(Exception):
 
 class PipelineDefinitionError(StreamflowError, ValueError):
     """The pipeline graph or an operator argument is invalid."""
-
-
-class ArgumentError(PipelineDefinitionError):
-    """A constant operator argument does not fit the data (e.g. 2 ``mean`` values for 3 channels).
-
-    Raised while the pipeline runs, when the data shows the mismatch; it is the
-    argument's fault, not a sample's, so ``on_error="skip"`` does not apply.
-    """
 
 
 class DeviceUnavailableError(StreamflowError, RuntimeError):

@@ -33,13 +33,17 @@ class DataNode:
     it from the pipeline definition as an output.
     """
 
-    __slots__ = ("device", "index", "name", "producer")
+    __slots__ = ("channels", "device", "index", "name", "producer")
 
-    def __init__(self, producer: OpNode, index: int, device: Device, name: str) -> None:
+    def __init__(self, producer: OpNode, index: int, device: Device, name: str, channels: int | None = None) -> None:
         self.producer = producer
         self.index = index
         self.device = device
         self.name = name
+        #: Channels of every sample when known where the pipeline is defined
+        #: (decoded images: 3, or 1 for GRAY), else None; lets operators check
+        #: per-channel arguments at the call.
+        self.channels = channels
 
     def gpu(self) -> DataNode:
         """This data copied to the GPU (pinned host memory, copy stream)."""
@@ -146,8 +150,9 @@ def add_node(
     node_name = op.instance_name or f"{op.name}#{next(_node_names)}"
     opnode = OpNode(op=op, inputs=tuple(inputs), arg_inputs=arg_inputs, name=node_name)
     out_device = op.output_device
+    channels = op.output_channels([d.channels for d in inputs])
     outputs = tuple(
-        DataNode(opnode, i, out_device, node_name if op.num_outputs == 1 else f"{node_name}[{i}]")
+        DataNode(opnode, i, out_device, node_name if op.num_outputs == 1 else f"{node_name}[{i}]", channels)
         for i in range(op.num_outputs)
     )
     opnode.outputs = outputs

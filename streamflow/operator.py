@@ -180,6 +180,15 @@ class Operator(abc.ABC):
         """The layout name of output ``index`` (``"HWC"``, ``"CHW"``; ``""`` when unknown)."""
         return ""
 
+    #: Whether the operator keeps its first input's channel count (image transforms do).
+    keeps_channels: ClassVar[bool] = False
+
+    def output_channels(self, input_channels: Sequence[int | None]) -> int | None:
+        """Channels of the outputs' samples when known at definition (None: unknown)."""
+        if self.keeps_channels and input_channels:
+            return input_channels[0]
+        return None
+
 
 #: Device preference when an operator's device is inferred.
 _DEVICE_ORDER = (Device.CPU, Device.MIXED, Device.GPU)

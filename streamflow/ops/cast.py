@@ -51,6 +51,7 @@ def parse_output_dtype(value: Any, what: str) -> np.dtype:
 class Cast(Operator):
     """Convert samples to ``dtype`` (any shape)."""
 
+    keeps_channels = True
     name = "cast"
 
     def __init__(self, dtype: Any, *, name: str | None = None) -> None:

@@ -138,6 +138,8 @@ def apply_linear(image: np.ndarray, matrix: np.ndarray, offset: float | np.float
 class ColorOp(Operator):
     """Shared helpers: per-sample float arguments and the input check."""
 
+    keeps_channels = True
+
     def _arg(self, chunk: Chunk, name: str, row: int, default: float) -> float:
         return _float_arg(chunk.arg(name, row, default), f"{self.name}: {name}")
 

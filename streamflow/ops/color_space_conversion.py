@@ -13,6 +13,7 @@ for the method):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -110,6 +111,9 @@ class ColorSpaceConversion(ColorOp):
     """``color_space_conversion(image_type, output_type)`` for uint8 HWC images."""
 
     name = "color_space_conversion"
+
+    def output_channels(self, input_channels: Sequence[int | None]) -> int | None:
+        return _CHANNELS[self.output_type]
 
     def __init__(self, image_type: Any, output_type: Any, *, name: str | None = None) -> None:
         super().__init__(name=name)

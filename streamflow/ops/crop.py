@@ -146,6 +146,7 @@ def extract_window(image: np.ndarray, window: Window, fill_values: Sequence[floa
 class Crop(Operator):
     """Cuts a window out of HWC images."""
 
+    keeps_channels = True
     name = "crop"
     devices = frozenset({Device.CPU, Device.GPU})
     per_sample_args = frozenset({"crop_h", "crop_w", "crop_pos_x", "crop_pos_y"})

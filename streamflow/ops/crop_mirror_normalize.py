@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 
 from .._native import imgproc as kernels
-from ..errors import ArgumentError, PipelineDefinitionError, SampleError
-from ..graph import DataNode, add_node, split_arguments
+from ..errors import PipelineDefinitionError, SampleError
+from ..graph import DataNode, add_node, require_node, split_arguments
 from ..operator import Chunk, Operator, float_seq
 from ..types import (
     DataType,
@@ -81,6 +81,12 @@ class CropMirrorNormalize(Operator):
             self._cropper = Crop(CropSpec(crop_h=chunk.arg("crop_h", row, None), crop_w=chunk.arg("crop_w", row, None)))
         return self._cropper.window_for(chunk, row, height, width)
 
+    def output_channels(self, input_channels: Sequence[int | None]) -> int | None:
+        channels = input_channels[0] if input_channels else None
+        if channels is None or not self.pad_output:
+            return channels
+        return 1 << (channels - 1).bit_length()
+
     def output_shape(self, image: np.ndarray, window: Window | None) -> tuple[int, int, int]:
         """The shape ``normalize`` gives for ``image`` and ``window``."""
         h, w = (window[2], window[3]) if window is not None else image.shape[:2]
@@ -93,9 +99,9 @@ class CropMirrorNormalize(Operator):
         """(output channels, mean, mul, fill) of ``row`` for an image of ``channels`` channels.
 
         Raises:
-            ArgumentError: a constant ``mean``/``std``/``fill_values`` does not
-                fit the image's channels (the argument's fault: every sample fails).
-            SampleError: a per-sample ``mean``/``std`` value does not fit.
+            SampleError: ``mean``/``std``/``fill_values`` do not fit this image's
+                channels (when the channels are known where the pipeline is
+                defined, the function checks the constants there).
         """
         try:
             return kernels.cmn_channels(
@@ -106,9 +112,8 @@ class CropMirrorNormalize(Operator):
             )
         except ValueError as err:
             per_sample = [k for k in ("mean", "std") if k in chunk.args]
-            if per_sample:
-                raise SampleError(f"crop_mirror_normalize: per-sample {'/'.join(per_sample)}: {err}") from None
-            raise ArgumentError(f"crop_mirror_normalize: {err} (the images have {channels} channels)") from None
+            which = f"per-sample {'/'.join(per_sample)}: " if per_sample else ""
+            raise SampleError(f"crop_mirror_normalize: {which}{err} (this image has {channels} channels)") from None
 
     def normalize(self, chunk: Chunk, row: int, image: np.ndarray, window: Window | None) -> np.ndarray:
         self.channel_values(chunk, row, image.shape[2] if image.ndim == 3 else 1)
@@ -190,4 +195,12 @@ def crop_mirror_normalize(
         scale=constants.get("scale", 1.0), shift=constants.get("shift", 0.0),
         dtype=dtype, output_layout=output_layout, pad_output=pad_output, mirror=constants.get("mirror", 0), name=name,
     )
+    channels = require_node(data, "crop_mirror_normalize").channels
+    if channels is not None:  # known here (decoded images): check the per-channel constants now
+        try:
+            kernels.cmn_channels(channels, op.mean, op.std, op.scale, op.pad_output, op.crop.fill_values)
+        except ValueError as err:
+            raise PipelineDefinitionError(
+                f"crop_mirror_normalize: {err} (the input {data.name} has {channels} channels)"
+            ) from None
     return add_node(op, [data], per_sample, device=device)[0]

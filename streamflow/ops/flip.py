@@ -20,6 +20,7 @@ __all__ = ["Flip", "flip"]
 class Flip(Operator):
     """Flips HWC (or HW, or CHW when told) images; 1 = flip, 0 = keep."""
 
+    keeps_channels = True
     name = "flip"
     devices = frozenset({Device.CPU, Device.GPU})
     per_sample_args = frozenset({"horizontal", "vertical"})

@@ -42,6 +42,7 @@ def _axes_tuple(axes: int | Sequence[int] | None) -> tuple[int, ...] | None:
 class Normalize(Operator):
     """See the module docstring. ``mean`` and ``stddev`` may be per-sample tensors."""
 
+    keeps_channels = True
     name = "normalize"
     per_sample_args = frozenset({"mean", "stddev"})
 

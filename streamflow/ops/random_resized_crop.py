@@ -46,6 +46,7 @@ class RandomResizedCrop(Operator):
     crop is copied, and the result equals ``resample(image[window], size)``.
     """
 
+    keeps_channels = True
     name = "random_resized_crop"
     uses_random = True
 

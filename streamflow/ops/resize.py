@@ -158,6 +158,7 @@ class ResizeSpec:
 class Resize(Operator):
     """Resizes HWC images with a separable filter (native kernel, GIL released)."""
 
+    keeps_channels = True
     name = "resize"
     devices = frozenset({Device.CPU, Device.GPU})
     per_sample_args = frozenset({"resize_x", "resize_y", "resize_shorter", "resize_longer", "size", "roi_start", "roi_end"})

@@ -230,6 +230,8 @@ def parse_size(value: Any, op_name: str) -> tuple[int, int] | None:
 class AffineWarp(Operator):
     """Shared part of rotate and warp_affine: per-sample size, sampling, errors."""
 
+    keeps_channels = True
+
     def __init__(self, *, size: Any, fill_value: Any, interp: Any, dtype: Any, name: str | None) -> None:
         super().__init__(name=name)
         self.size = parse_size(size, self.name)

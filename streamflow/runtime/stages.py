@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ArgumentError, PipelineError, SampleError
+from ..errors import PipelineError, SampleError
 from ..graph import DataNode, OpNode
 from ..io.pools import WorkerPool
 from ..operator import Chunk, Source, SourceBatch
@@ -351,8 +351,6 @@ def _run_isolated(node: OpNode, chunk: Chunk) -> list[list[Any]]:
     """Run the operator; if it raises, rerun row by row to find the culprit(s)."""
     try:
         outputs = node.op.run(chunk)
-    except ArgumentError:
-        raise  # the argument's fault, not one sample's: the stage fails
     except Exception as whole_error:
         if len(chunk) == 1:
             chunk.fail(0, whole_error)
@@ -369,8 +367,6 @@ def _run_isolated(node: OpNode, chunk: Chunk) -> list[list[Any]]:
             )
             try:
                 result = node.op.run(single)
-            except ArgumentError:
-                raise
             except Exception as e:
                 single.fail(0, e)
             if single.failures:

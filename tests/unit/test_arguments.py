@@ -12,7 +12,7 @@ from helpers import DECODER_FILES, rand_image, run_batch
 
 import streamflow as sf
 from streamflow import fn
-from streamflow.errors import ArgumentError, PipelineDefinitionError, PipelineError
+from streamflow.errors import PipelineDefinitionError, PipelineError
 from streamflow.ops.arguments import TUNING
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -76,14 +76,31 @@ def test_every_tuning_argument_is_documented() -> None:
     assert not missing, f"document these DALI arguments in docs/dali-differences.md: {missing}"
 
 
-def test_a_constant_that_does_not_fit_the_data_is_the_arguments_fault() -> None:
-    """Two mean values for 3-channel images: every sample would fail; it is not a bad file."""
-    for policy in ("raise", "skip"):
-        with pytest.raises(PipelineError) as info:
-            run_batch([rand_image(), rand_image()], lambda x: fn.crop_mirror_normalize(x, mean=[1, 2]), on_error=policy)
-        assert isinstance(info.value.__cause__, ArgumentError)
-        assert "mean must have 1 or 3 values, got 2 (the images have 3 channels)" in str(info.value)
-        assert "failed on file" not in str(info.value)
+def test_per_channel_constants_are_checked_where_the_channels_are_known(image_root: Path) -> None:
+    """Decoded images have 3 channels: two mean values fail at the call, not on every file."""
+
+    @sf.pipeline_def(batch_size=2, num_threads=1)
+    def pipe():  # type: ignore[no-untyped-def]
+        jpegs, _ = fn.readers.file(file_root=image_root)
+        images = fn.resize(fn.decoders.image(jpegs), size=(16, 16))
+        return fn.crop_mirror_normalize(images, mean=[1, 2])
+
+    with pytest.raises(PipelineDefinitionError, match=r"crop_mirror_normalize: mean must have 1 or 3 values, got 2 "
+                                                      r"\(the input resize#\d+ has 3 channels\)"):
+        pipe()
+
+    @sf.pipeline_def(batch_size=2, num_threads=1)
+    def gray():  # type: ignore[no-untyped-def]
+        jpegs, _ = fn.readers.file(file_root=image_root)
+        return fn.crop_mirror_normalize(fn.decoders.image(jpegs, output_type="gray"), mean=[1, 2, 3])
+
+    with pytest.raises(PipelineDefinitionError, match="has 1 channels"):
+        gray()
+
+
+def test_channels_unknown_at_definition_are_checked_per_sample_with_the_argument_named() -> None:
+    with pytest.raises(PipelineError, match=r"mean must have 1 or 3 values, got 2 \(this image has 3 channels\)"):
+        run_batch([rand_image(), rand_image()], lambda x: fn.crop_mirror_normalize(x, mean=[1, 2]))
 
 
 def test_a_per_sample_value_that_does_not_fit_fails_that_sample_naming_the_argument() -> None:

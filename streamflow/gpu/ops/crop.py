@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import ArgumentError, SampleError
+from ...errors import SampleError
 from ...operator import Chunk
 from ...ops.crop import Crop
 from .. import kernels as K
@@ -30,8 +30,6 @@ def crop_gpu(op: Crop, chunk: Chunk, ctx: GpuContext) -> list[list[Any]]:
                 raise SampleError(f"crop on the GPU: unsupported dtype {img.dtype}")
             if fill.size not in (1, C):
                 raise SampleError(f"crop: fill_values must have 1 or {C} values, got {fill.size}")
-        except ArgumentError:
-            raise  # the argument's fault: the stage fails
         except (SampleError, ValueError) as err:
             chunk.fail(row, err)
             continue

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import ArgumentError, SampleError
+from ...errors import SampleError
 from ...operator import Chunk
 from ...ops.crop_mirror_normalize import CropMirrorNormalize
 from .. import kernels as K
@@ -63,8 +63,6 @@ def crop_mirror_normalize_gpu(op: CropMirrorNormalize, chunk: Chunk, ctx: GpuCon
             oc, table = channel_table(op, chunk, row, C)
             P = np.zeros(K.NP, dtype=np.int64)
             shapes.append(fill_cmn_slots(op, chunk, row, P, window, oc))
-        except ArgumentError:
-            raise  # the argument's fault: the stage fails
         except (SampleError, ValueError) as err:
             chunk.fail(row, err)
             continue

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import ArgumentError, SampleError
+from ...errors import SampleError
 from ...operator import Chunk
 from ...ops.resize import Resize
 from .. import kernels as K
@@ -32,8 +32,6 @@ def resize_gpu(op: Resize, chunk: Chunk, ctx: GpuContext) -> list[list[Any]]:
             out_dtype = np.dtype(op.spec.dtype or img.dtype)
             if out_dtype not in _KIND:
                 raise SampleError(f"resize output dtype must be uint8 or float32, got {out_dtype}")
-        except ArgumentError:
-            raise  # the argument's fault: the stage fails
         except (SampleError, ValueError) as err:
             chunk.fail(row, err)
             continue

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import ArgumentError, SampleError
+from ...errors import SampleError
 from ...operator import Chunk
 from ...ops.resize_crop_mirror_normalize import ResizeCropMirrorNormalize
 from .. import kernels as K
@@ -49,8 +49,6 @@ def resize_crop_mirror_normalize_gpu(op: ResizeCropMirrorNormalize, chunk: Chunk
             shapes.append(fill_cmn_slots(cmn, cmn_chunk, row, P, window, oc))
             P[S["RY0"]], P[S["RX0"]], P[S["RH"]], P[S["RW"]] = ry0, rx0, rh, rw
             P[S["ROUND_U8"]] = int(resize_dtype == np.uint8)
-        except ArgumentError:
-            raise  # the argument's fault: the stage fails
         except (SampleError, ValueError) as err:
             chunk.fail(row, err)
             continue

@@ -10,6 +10,7 @@ orientation included), but reads and converts only the window's pixels.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ...codecs.nvimgcodec import ImageDecoder
@@ -31,6 +32,9 @@ class ImageDecode(Operator):
 
     name = "decoders.image"
     devices = frozenset({Device.CPU, Device.MIXED})
+
+    def output_channels(self, input_channels: Sequence[int | None]) -> int | None:
+        return 1 if self.output_type is ImageType.GRAY else 3
 
     def __init__(
         self,
