@@ -14,6 +14,7 @@ the epoch never ends.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -85,6 +86,8 @@ class ExternalSource(Source):
         batch_info: bool = False,
         dtype: Any = None,
         layout: str | None = None,
+        ndim: int | None = None,
+        parallel: bool = False,
         name: str | None = None,
     ) -> None:
         super().__init__(name=name)
@@ -104,9 +107,24 @@ class ExternalSource(Source):
         self.batch_info = batch_info
         self.dtype = parse_dtype(dtype).numpy if dtype is not None else None
         self._layout = layout or ""
-        self._is_callable = callable(source) and not hasattr(source, "__iter__") and not hasattr(source, "__aiter__")
+        self.ndim = ndim
+        if ndim is not None and (not isinstance(ndim, int) or ndim < 0):
+            raise PipelineDefinitionError(f"external_source: ndim must be a non-negative int, got {ndim!r}")
+        if layout and ndim is not None and len(layout) != ndim:
+            raise PipelineDefinitionError(f"external_source: layout {layout!r} does not have ndim={ndim} dimensions")
+        # A generator function is an iterable factory (as in DALI): called at the start of
+        # every epoch, its generator is iterated; never called once per batch.
+        self._factory = inspect.isgeneratorfunction(source) or inspect.isasyncgenfunction(source)
+        self._is_callable = (
+            callable(source) and not self._factory and not hasattr(source, "__iter__") and not hasattr(source, "__aiter__")
+        )
         self._is_async_callable = self._is_callable and inspect.iscoroutinefunction(source)
-        if not (self._is_callable or hasattr(source, "__iter__") or hasattr(source, "__aiter__")):
+        self.parallel = bool(parallel)
+        if self.parallel and not (self._is_callable or self._factory):
+            raise PipelineDefinitionError(
+                "external_source: parallel=True needs a callable or a generator function as the source"
+            )
+        if not (self._is_callable or self._factory or hasattr(source, "__iter__") or hasattr(source, "__aiter__")):
             raise PipelineDefinitionError(
                 f"external_source: source must be callable or iterable, got {type(source).__name__}"
             )
@@ -128,9 +146,10 @@ class ExternalSource(Source):
 
     # --- pulling one item (a batch, or a sample) -------------------------
     def _new_iterator(self) -> Any:
-        if hasattr(self.source, "__aiter__"):
-            return self.source.__aiter__()
-        return iter(self.source)
+        source = self.source() if self._factory else self.source
+        if hasattr(source, "__aiter__"):
+            return source.__aiter__()
+        return iter(source)
 
     async def _pull(self, info: Any) -> Any:
         """The next item from the source; raises _EndOfData at its end."""
@@ -178,6 +197,14 @@ class ExternalSource(Source):
             raise err from exc
 
     def _split_outputs(self, item: Any, where: str) -> list[Any]:
+        if hasattr(item, "__next__") or hasattr(item, "__anext__"):
+            # An iterator as "a batch" would be drained without end: refuse it.
+            raise PipelineError(
+                f"{where}: the source returned a {type(item).__name__} where a batch (a list or an array) "
+                "was expected; give the generator function itself as the source (source=my_generator, "
+                "not my_generator())",
+                operator=self._label(),
+            )
         if not self.tuple_outputs:
             return [item]
         if not isinstance(item, (tuple, list)) or len(item) != self.num_outputs:
@@ -198,7 +225,10 @@ class ExternalSource(Source):
         def convert(value: Any, row: int, where: str) -> Any:
             # A sample of the wrong kind fails only its row (on_error decides what then).
             try:
-                return _to_sample(value, self.dtype, where)
+                sample = _to_sample(value, self.dtype, where)
+                if self.ndim is not None and getattr(sample, "ndim", 1) != self.ndim:
+                    raise SampleError(f"expected ndim={self.ndim}, got shape {tuple(sample.shape)}", where)
+                return sample
             except SampleError as err:
                 failures.setdefault(row, err)
                 return None
@@ -210,6 +240,22 @@ class ExternalSource(Source):
                 item = await self._pull_checked(batch_info)
                 for k, column in enumerate(self._split_outputs(item, where)):
                     outputs[k] = [convert(s, row, f"{where}, sample {row}") for row, s in enumerate(column)]
+            elif self.parallel and self._is_callable:
+                # every sample's call at once on the I/O threads (samples are independent)
+                infos = [SampleInfo(first_id + j, j, batch_index, epoch) for j in range(self._batch_size)]
+                pulled = await asyncio.gather(*(self._pull_checked(info) for info in infos), return_exceptions=True)
+                ended = False
+                for j, item in enumerate(pulled):
+                    if isinstance(item, _EndOfData):  # the samples before it make the last batch
+                        ended = True
+                        break
+                    if isinstance(item, BaseException):
+                        raise item
+                    where = f"{self._label()} sample {first_id + j} of epoch {epoch}"
+                    for k, value in enumerate(self._split_outputs(item, where)):
+                        outputs[k].append(convert(value, j, where))
+                if ended:
+                    raise _EndOfData
             else:
                 for j in range(self._batch_size):
                     info = SampleInfo(first_id + j, j, batch_index, epoch) if self._is_callable else None
@@ -266,15 +312,27 @@ def external_source(
     batch_info: bool = False,
     dtype: Any = None,
     layout: str | None = None,
+    ndim: int | None = None,
+    parallel: bool = False,
+    no_copy: bool | None = None,
+    blocking: bool | None = None,
+    prefetch_queue_depth: int | None = None,
+    cuda_stream: Any = None,
+    use_copy_kernel: bool | None = None,
+    repeat_last: bool = False,
+    device: str | None = None,
     name: str | None = None,
 ) -> Any:
-    """Data from a Python callable, iterable, async callable or async iterable.
+    """Data from a Python callable, generator function, iterable, async callable or async iterable.
 
     Args:
         source: where data comes from. Batch mode: each call / item is a batch
             (a list of samples, or an array whose first axis is the batch).
             Per-sample mode (``batch=False``): each is one sample; a callable is
-            passed a ``SampleInfo``.
+            passed a ``SampleInfo``. A generator function (``def gen(): yield
+            ...``, or ``async def``) is called at the start of every epoch and
+            its generator iterated. A callable or iterator that raises
+            ``StopIteration`` ends the epoch.
         num_outputs: if set, each call / item is a tuple of that many outputs
             and a tuple of ``DataNode``s is returned.
         batch: batch mode (default) or per-sample mode.
@@ -283,11 +341,29 @@ def external_source(
         batch_info: pass a ``BatchInfo`` to a batch-mode callable.
         dtype: the dtype every sample must have (checked).
         layout: layout name of the samples, e.g. ``"HWC"``.
+        ndim: the number of dimensions every sample must have (checked).
+        parallel: with ``batch=False`` and a callable, the samples of a batch
+            are requested concurrently on the pipeline's I/O threads (DALI runs
+            them in worker processes; here the callable must be thread-safe and
+            should release the GIL for heavy work).
+        no_copy, blocking, prefetch_queue_depth, cuda_stream, use_copy_kernel:
+            DALI's buffering options, accepted: samples are never copied on
+            the way in, and the read stage always prefetches
+            (``prefetch_queue_depth`` of the pipeline).
+        repeat_last: DALI's "feed once, repeat" mode: not supported (needs
+            ``pipe.feed_input``); ``True`` is refused.
+        device: ``"cpu"`` (default); GPU sources: use ``.gpu()`` on the output.
         name: a name for errors, statistics and ``pipe.epoch_size``.
     """
+    if repeat_last:
+        raise PipelineDefinitionError("external_source: repeat_last=True is not supported yet (no feed_input)")
+    if device not in (None, "cpu"):
+        raise PipelineDefinitionError(
+            f"external_source: device={device!r} is not supported; use device='cpu' and .gpu() on the output"
+        )
     op = ExternalSource(
         source, num_outputs=num_outputs, batch=batch, cycle=cycle, batch_info=batch_info,
-        dtype=dtype, layout=layout, name=name,
+        dtype=dtype, layout=layout, ndim=ndim, parallel=parallel, name=name,
     )
     outputs = add_node(op, [])
     return outputs if num_outputs is not None else outputs[0]

@@ -152,3 +152,108 @@ def test_skip_drops_bad_user_samples_and_reports_them() -> None:
     assert len(batch[0]) == 2
     ((sample_id, error),) = batch.dropped
     assert sample_id == 1 and "not a recognised image format" in str(error)
+
+
+# --- what DALI accepts as a source ---------------------------------------------------------
+
+def _batches(pipe_fn, epochs=2):  # type: ignore[no-untyped-def]
+    with pipe_fn() as p:
+        return [[b[0].as_array().ravel().tolist() for b in p.iter()] for _ in range(epochs)]
+
+
+def test_a_generator_function_is_called_every_epoch() -> None:
+    """It used to be called once per batch and its generator taken as the batch (a hang on an endless one)."""
+    calls = []
+
+    def gen():  # type: ignore[no-untyped-def]
+        calls.append(1)
+        for i in range(3):
+            yield [np.int32([10 * i + k]) for k in range(2)]
+
+    @sf.pipeline_def(batch_size=2, num_threads=1)
+    def pipe():  # type: ignore[no-untyped-def]
+        return fn.external_source(source=gen)
+
+    assert _batches(pipe) == [[[0, 1], [10, 11], [20, 21]]] * 2
+    assert 2 <= len(calls) <= 3  # once per epoch started (the reader may start the next one ahead)
+
+
+def test_an_endless_generator_function_streams() -> None:
+    def forever():  # type: ignore[no-untyped-def]
+        i = 0
+        while True:
+            yield [np.int32([i])]
+            i += 1
+
+    @sf.pipeline_def(batch_size=1, num_threads=1)
+    def pipe():  # type: ignore[no-untyped-def]
+        return fn.external_source(source=forever)
+
+    with pipe() as p:
+        it = p.iter()
+        assert [int(next(it)[0].as_array()[0, 0]) for _ in range(5)] == [0, 1, 2, 3, 4]
+
+
+def test_an_async_generator_function() -> None:
+    async def agen():  # type: ignore[no-untyped-def]
+        for i in range(2):
+            yield [np.int32([i]), np.int32([i + 100])]
+
+    @sf.pipeline_def(batch_size=2, num_threads=1)
+    def pipe():  # type: ignore[no-untyped-def]
+        return fn.external_source(source=agen)
+
+    assert _batches(pipe, epochs=1) == [[[0, 100], [1, 101]]]
+
+
+def test_a_generator_object_returned_as_a_batch_is_refused_clearly() -> None:
+    def batch_maker():  # type: ignore[no-untyped-def]
+        return (np.int32([i]) for i in range(10**9))  # a callable that returns an iterator
+
+    @sf.pipeline_def(batch_size=2, num_threads=1)
+    def pipe():  # type: ignore[no-untyped-def]
+        return fn.external_source(source=batch_maker, name="maker")
+
+    with pipe() as p, pytest.raises(sf.PipelineError, match="returned a generator where a batch"):
+        p.run()
+
+
+def test_parallel_per_sample_callable_runs_samples_concurrently() -> None:
+    import threading
+    import time
+
+    inside, peak = 0, 0
+    lock = threading.Lock()
+
+    def sample(info):  # type: ignore[no-untyped-def]
+        nonlocal inside, peak
+        if info.idx_in_epoch >= 8:
+            raise StopIteration
+        with lock:
+            inside += 1
+            peak = max(peak, inside)
+        time.sleep(0.02)
+        with lock:
+            inside -= 1
+        return np.int32([info.idx_in_epoch])
+
+    @sf.pipeline_def(batch_size=4, num_threads=1)
+    def pipe():  # type: ignore[no-untyped-def]
+        return fn.external_source(source=sample, batch=False, parallel=True, no_copy=True, prefetch_queue_depth=2)
+
+    assert _batches(pipe, epochs=1) == [[[0, 1, 2, 3], [4, 5, 6, 7]]]
+    assert peak > 1
+
+
+def test_ndim_is_checked_and_unsupported_options_are_refused() -> None:
+    @sf.pipeline_def(batch_size=2, num_threads=1, on_error="skip")
+    def pipe():  # type: ignore[no-untyped-def]
+        return fn.external_source([[np.zeros((2, 2)), np.zeros(3)]], ndim=2)
+
+    with pipe() as p:
+        batch = p.run()
+    assert len(batch[0]) == 1 and "expected ndim=2" in batch.dropped[0][1].reason
+    with pytest.raises(sf.PipelineDefinitionError, match="repeat_last"):
+        fn.external_source(lambda: [], repeat_last=True)
+    with pytest.raises(sf.PipelineDefinitionError, match="parallel=True needs a callable"):
+        fn.external_source([[np.zeros(1)]], parallel=True)
