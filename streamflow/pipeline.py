@@ -13,16 +13,20 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 import enum
 import functools
 import json
 import os
 import secrets
+import sys
 import threading
 import warnings
 import weakref
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
 from typing import Any, TypeVar
+
+import numpy as np
 
 from .errors import (
     DeviceUnavailableError,
@@ -44,7 +48,7 @@ from .runtime.stages import StageFactory
 from .runtime.work import EndOfEpoch
 from .sharding import EpochInfo
 from .stats import PipelineStats
-from .tensor import Batch
+from .tensor import Batch, TensorList
 from .types import Device, ErrorPolicy
 
 __all__ = ["CpuFallbackWarning", "Pipeline", "PipelineState", "pipeline_def"]
@@ -75,6 +79,40 @@ class PipelineState(enum.Enum):
     RUNNING = "running"
     FAILED = "failed"
     CLOSED = "closed"
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` of the first caller outside streamflow (and asyncio), for warnings."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None:
+        path = os.path.abspath(frame.f_code.co_filename)
+        if not path.startswith(_PACKAGE_DIR) and "asyncio" not in path and "concurrent" not in path:
+            return level
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return 1
+
+
+#: The pipeline of the innermost ``with pipe:`` block (DALI's current pipeline).
+_CURRENT: contextvars.ContextVar[Pipeline | None] = contextvars.ContextVar("streamflow_current_pipeline", default=None)
+
+
+def _join_batches(parts: list[tuple[Batch, int, int]]) -> Batch:
+    """One batch from row ranges of others (``run()``'s batches across an epoch end)."""
+    first, start, stop = parts[0]
+    if len(parts) == 1 and start == 0 and stop == len(first[0]):
+        return first  # the common case: a whole batch, untouched
+    columns = [TensorList.concat([b[k].rows(s, e) for b, s, e in parts]) for k in range(len(first))]
+    out = Batch(columns)
+    out.epoch, out.batch_index = first.epoch, first.batch_index
+    out.sources = [src for b, s, e in parts for src in b.sources[s:e]]
+    out.sample_ids = np.concatenate([np.asarray(b.sample_ids)[s:e] for b, s, e in parts])
+    out.dropped = [d for b, _, _ in parts for d in b.dropped]
+    return out
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
@@ -209,6 +247,9 @@ class Pipeline:
         #: batch is asked for (default: cupy's current stream; the torch iterator
         #: sets torch's). See ``streamflow/gpu/handoff.py``.
         self.consumer_stream: Callable[[], int] | None = None
+        self._carry: tuple[Batch, int] | None = None  # run(): the rest of a batch not yet handed out
+        self._interrupted_run: concurrent.futures.Future[Batch | None] | None = None
+        self._context_token: contextvars.Token[Pipeline | None] | None = None
         self._resources = _Resources()
         self._gpu_index: int | None = None  # the GPU of the mixed/gpu stages (set by _resolve_devices)
         self._finalizer = weakref.finalize(self, self._resources.release)
@@ -228,6 +269,9 @@ class Pipeline:
         """Validate the graph and plan its stages (done on first use if not called)."""
         if self._state is not PipelineState.NEW:
             return
+        if self._outputs is None and callable(getattr(self, "define_graph", None)):
+            # DALI's legacy style: a Pipeline subclass that defines define_graph()
+            self.set_outputs(*_as_outputs(self.define_graph()))  # type: ignore[attr-defined]
         if self._outputs is None:
             raise PipelineDefinitionError("the pipeline has no outputs; use @pipeline_def or set_outputs()")
         self._resolve_devices(self._outputs)
@@ -251,7 +295,7 @@ class Pipeline:
             warnings.warn(
                 f"device_id='auto': no usable GPU found; running {names} on the CPU",
                 CpuFallbackWarning,
-                stacklevel=4,
+                stacklevel=_user_stacklevel(),
             )
             for node in nodes:
                 node.op.run_on(Device.CPU)
@@ -329,6 +373,7 @@ class Pipeline:
     def _submit_sync(self, make: Callable[[], Coroutine[Any, Any, T]]) -> concurrent.futures.Future[T]:
         """Schedule ``make()`` on the engine's loop from synchronous code (starting it if needed)."""
         self._check_usable()
+        self.build()  # here, in the caller's thread: a device warning points at the caller's line
         with self._lock:
             if self._resources.engine is None:
                 if _running_loop() is not None:
@@ -436,24 +481,98 @@ class Pipeline:
     def __iter__(self) -> Iterator[Batch]:
         return self.iter()
 
-    def run(self) -> Batch:
-        """The next batch of the current epoch.
+    def next_batch(self) -> Batch | None:
+        """The next batch of the current epoch, or ``None`` at its end (the next call starts the next epoch).
 
-        Raises:
-            StopIteration: the epoch has ended; the next call starts the next epoch.
+        Epochs end exactly where the data does (the last batch may be smaller);
+        ``iter()`` and ``async for`` are built on this.
         """
-        batch = self._next_batch_sync()
+        return self._next_batch_sync()
+
+    async def anext_batch(self) -> Batch | None:
+        """Async twin of ``next_batch()``."""
+        self._next_requested()
+        return await self._on_engine_loop(self._next_in_epoch)
+
+    def run(self) -> Batch:
+        """The next batch, as DALI's ``run()``: readers wrap around and every batch is full.
+
+        Batches run on across epoch ends: the last samples of an epoch and the
+        first of the next share a batch (with ``pad_last_batch=True`` every
+        epoch is whole batches, so none is mixed). A pipeline fed by an
+        ``external_source`` that runs out raises ``StopIteration`` as in DALI
+        (the next call starts the source again). For epoch-aware iteration use
+        ``iter()``, ``async for`` or ``next_batch()``.
+        """
+        self._next_requested()
+        pending, self._interrupted = self._interrupted, None
+        if pending is not None:  # a batch an interrupted iter() asked for: it comes first
+            first = pending.result()
+            if first is not None and self._carry is None:
+                self._carry = (first, 0)
+        future, self._interrupted_run = self._interrupted_run, None
+        if future is None:
+            future = self._submit_sync(self._run_stream)
+        try:
+            batch = future.result()
+        except KeyboardInterrupt:
+            self._interrupted_run = future  # kept: the next run() returns it, no batch is lost
+            raise
         if batch is None:
-            raise StopIteration("end of epoch; call run() again for the next epoch")
+            raise StopIteration("the external source ran out; call run() again to restart it")
         return batch
 
     async def arun(self) -> Batch:
-        """Async twin of ``run()``; raises ``StopAsyncIteration`` at the end of an epoch."""
+        """Async twin of ``run()`` (``StopAsyncIteration`` where ``run()`` raises ``StopIteration``)."""
         self._next_requested()
-        batch = await self._on_engine_loop(self._next_in_epoch)
+        batch = await self._on_engine_loop(self._run_stream)
         if batch is None:
-            raise StopAsyncIteration("end of epoch")
+            raise StopAsyncIteration("the external source ran out")
         return batch
+
+    async def _run_stream(self) -> Batch | None:
+        """On the engine loop: ``batch_size`` rows of the stream of epochs (None: a source ran out)."""
+        parts: list[tuple[Batch, int, int]] = []
+        need = self.batch_size
+        empty_epochs = 0
+        while need > 0:
+            if self._carry is None:
+                batch = await self._next_in_epoch()
+                if batch is None:
+                    empty_epochs += 1
+                    if self._wraps_around() and empty_epochs < 2:
+                        continue
+                    break  # an external source ran out (or the readers yield nothing)
+                empty_epochs = 0
+                self._carry = (batch, 0)
+            batch, start = self._carry
+            take = min(need, len(batch[0]) - start) if len(batch) else 0
+            if take > 0:
+                parts.append((batch, start, start + take))
+            need -= take
+            self._carry = (batch, start + take) if take and start + take < len(batch[0]) else None
+        return _join_batches(parts) if parts else None
+
+    def _wraps_around(self) -> bool:
+        """Whether every source is a reader (DALI: readers wrap around, external sources end)."""
+        return all(r.epoch_info() is not None for r in self._readers().values())
+
+    # --- DALI's split run API ----------------------------------------------
+    def schedule_run(self) -> None:
+        """DALI's ``schedule_run()``: start computing (streamflow always prefetches ahead)."""
+        self.build()
+        self._submit_sync(self._noop).result()
+
+    @staticmethod
+    async def _noop() -> None:
+        return None
+
+    def share_outputs(self) -> Batch:
+        """DALI's ``share_outputs()``: the next batch (as ``run()``)."""
+        return self.run()
+
+    def release_outputs(self) -> None:
+        """DALI's ``release_outputs()``: nothing to do; batches are released at the next request."""
 
     async def _skip_rest_of_epoch(self) -> None:
         while self._epoch_open:
@@ -510,10 +629,29 @@ class Pipeline:
         self._state = PipelineState.CLOSED
 
     def __enter__(self) -> Pipeline:
+        """Make this the current pipeline (DALI's ``with pipe:``; see ``Pipeline.current()``).
+
+        Leaving the block closes the pipeline if it started running inside it
+        (``with pipe: for batch in pipe.iter(): ...``). A block that only
+        defines the graph (DALI's legacy style: ``with pipe: ...
+        pipe.set_outputs(...)``, then ``pipe.build()`` and ``pipe.run()``
+        outside) leaves it open.
+        """
+        self._entered_running = self._resources.engine is not None
+        self._context_token = _CURRENT.set(self)
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        self.close()
+        if self._context_token is not None:
+            _CURRENT.reset(self._context_token)
+            self._context_token = None
+        if self._resources.engine is not None or getattr(self, "_entered_running", False):
+            self.close()
+
+    @staticmethod
+    def current() -> Pipeline | None:
+        """The pipeline of the innermost ``with pipe:`` block (DALI's ``Pipeline.current()``), or None."""
+        return _CURRENT.get()
 
     # --- checkpoints ------------------------------------------------------
     def checkpoint(self) -> bytes:

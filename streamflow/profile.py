@@ -263,10 +263,9 @@ def profile(
     try:
         def next_batch() -> Any:
             for _ in range(2):  # an epoch end, then the next epoch's first batch
-                try:
-                    return pipe.run()
-                except StopIteration:
-                    continue
+                batch = pipe.next_batch()
+                if batch is not None:
+                    return batch
             return None  # an empty epoch: the data ran out
 
         for _ in range(warmup):

@@ -562,9 +562,9 @@ class DynamicBatcher:
             gen = self._gen
             assert gen is not None
             try:
-                batch = await gen.pipe.arun()
-            except StopAsyncIteration:
-                return  # drained: the source ended the epoch
+                batch = await gen.pipe.anext_batch()
+                if batch is None:
+                    return  # drained: the source ended the epoch
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # the pipeline failed: answer, rebuild

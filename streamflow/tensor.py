@@ -78,6 +78,22 @@ class TensorList:
         return DataType.from_numpy(np.asarray(first).dtype if self.device is Device.CPU else first.dtype)
 
     # --- access ---------------------------------------------------------
+    def rows(self, start: int, stop: int) -> TensorList:
+        """Samples ``start`` .. ``stop - 1`` (a view when dense)."""
+        if self._dense is not None:
+            return TensorList(self._dense[start:stop], self.layout, self.device)
+        return TensorList(list(self._samples or [])[start:stop], self.layout, self.device)
+
+    @classmethod
+    def concat(cls, parts: Sequence[TensorList]) -> TensorList:
+        """The samples of ``parts`` in order (one dense array when every part is dense and alike)."""
+        first = parts[0]
+        dense = [p._dense for p in parts]
+        if all(d is not None for d in dense) and len({(d.shape[1:], d.dtype) for d in dense}) == 1:  # type: ignore[union-attr]
+            return cls(_array_module(dense[0]).concatenate(dense), first.layout, first.device)
+        samples = [p.at(i) for p in parts for i in range(len(p))]
+        return cls.from_samples(samples, layout=first.layout, device=first.device)
+
     def at(self, i: int) -> Any:
         """Sample ``i`` (a view, not a copy, for dense batches)."""
         if self._dense is not None:

@@ -227,7 +227,7 @@ def resize(
     resize_y: Number | DataNode | None = None,
     resize_shorter: Number | DataNode | None = None,
     resize_longer: Number | DataNode | None = None,
-    size: Sequence[Number] | DataNode | None = None,
+    size: Number | Sequence[Number] | DataNode | None = None,
     mode: str = "default",
     max_size: Number | Sequence[Number] | None = None,
     interp_type: str | InterpType = InterpType.INTERP_LINEAR,

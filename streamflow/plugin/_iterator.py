@@ -374,11 +374,7 @@ class BaseIterator:
     def _fetch(self, i: int) -> tuple[Any, bytes]:
         """(next pipeline batch or None at the end of its epoch, checkpoint after it)."""
         pipe = self._pipes[i]
-        try:
-            batch = pipe.run()
-        except StopIteration:
-            batch = None
-        return batch, bytes(pipe.checkpoint())
+        return pipe.next_batch(), bytes(pipe.checkpoint())
 
     def _take(self, i: int) -> tuple[Any, bytes]:
         if self._pending[i] is not None:
@@ -394,9 +390,7 @@ class BaseIterator:
         for pipe in self._pipes:
             pipe.reset()
             while pipeline_position(pipe)[0] <= self._epoch:
-                try:
-                    pipe.run()
-                except StopIteration:
+                if pipe.next_batch() is None:
                     break
         self._checkpoints = [bytes(p.checkpoint()) for p in self._pipes]
 

@@ -55,12 +55,15 @@ def test_sync_iter_and_run(image_root: Path, no_leaks) -> None:
     pipe = training_pipe(image_root, batch_size=4)
     batches = list(pipe.iter())
     assert [len(b[0]) for b in batches] == [4, 2]
-    first = pipe.run()
-    assert first.epoch == 1 and first.batch_index == 0
-    pipe.run()
-    with pytest.raises(StopIteration):
-        pipe.run()
-    assert pipe.run().epoch == 2
+    assert pipe.next_batch().epoch == 1 and len(pipe.next_batch()[0]) == 2 and pipe.next_batch() is None
+    # run() is DALI's: never ends for readers, every batch full across epoch ends
+    first, second, third = pipe.run(), pipe.run(), pipe.run()
+    assert [len(b[0]) for b in (first, second, third)] == [4, 4, 4]
+    assert (first.epoch, second.epoch, third.epoch) == (2, 2, 3)
+    ref = training_pipe(image_root, batch_size=4)
+    stream = [src for _ in range(4) for b in ref.iter() for src in b.sources]  # epochs 0..3, 6 samples each
+    ref.close()
+    assert [src for b in (first, second, third) for src in b.sources] == stream[12:24]
     pipe.close()
     pipe.close()  # idempotent
     with pytest.raises(sf.PipelineClosedError):
@@ -287,9 +290,11 @@ def test_device_checks() -> None:
     from streamflow.backend import gpu_count
 
     if gpu_count() == 0:
-        with pytest.warns(sf.CpuFallbackWarning, match="no usable GPU"):
+        with pytest.warns(sf.CpuFallbackWarning, match="no usable GPU") as caught:
             p = gpu_pipe("auto")
             p.build()
+        # the warning points at the user's line, not at streamflow's code
+        assert caught[0].filename == __file__, caught[0].filename
         with p:
             out = p.run()
         assert out[0].at(0).shape == (4, 4, 3)
@@ -332,3 +337,20 @@ def test_stats_report_stages_and_operators(image_root: Path) -> None:
     names = {o.name.split("#")[0] for o in stats.operators}
     assert "decoders.image" in names
     assert all(o.time_per_batch > 0 for o in stats.operators)
+
+
+def test_the_cpu_fallback_warning_points_at_the_users_line_from_run() -> None:
+    from streamflow.backend import gpu_count
+
+    if gpu_count() > 0:
+        pytest.skip("a GPU is present: no fallback")
+
+    @sf.pipeline_def(batch_size=1, num_threads=1, device_id="auto")
+    def pipe():
+        return fn.flip(fn.external_source(lambda: [np.zeros((2, 2, 3), np.uint8)]).gpu())
+
+    p = pipe()
+    with pytest.warns(sf.CpuFallbackWarning) as caught:
+        p.run()
+    p.close()
+    assert caught[0].filename == __file__
