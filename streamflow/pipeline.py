@@ -248,6 +248,8 @@ class Pipeline:
         #: sets torch's). See ``streamflow/gpu/handoff.py``.
         self.consumer_stream: Callable[[], int] | None = None
         self._carry: tuple[Batch, int] | None = None  # run(): the rest of a batch not yet handed out
+        self._fed_batches = 0  # batches given to feed_input
+        self._taken = 0  # batches asked for (feed_input's bookkeeping)
         self._interrupted_run: concurrent.futures.Future[Batch | None] | None = None
         self._context_token: contextvars.Token[Pipeline | None] | None = None
         self._resources = _Resources()
@@ -505,6 +507,9 @@ class Pipeline:
         ``iter()``, ``async for`` or ``next_batch()``.
         """
         self._next_requested()
+        self.build()
+        self._check_fed()
+        self._taken += 1
         pending, self._interrupted = self._interrupted, None
         if pending is not None:  # a batch an interrupted iter() asked for: it comes first
             first = pending.result()
@@ -532,6 +537,8 @@ class Pipeline:
 
     async def _run_stream(self) -> Batch | None:
         """On the engine loop: ``batch_size`` rows of the stream of epochs (None: a source ran out)."""
+        if any(getattr(s, "fed", False) for s in self._readers().values()):
+            return await self._next_in_epoch()  # feed_input: each fed batch is one batch
         parts: list[tuple[Batch, int, int]] = []
         need = self.batch_size
         empty_epochs = 0
@@ -556,6 +563,32 @@ class Pipeline:
     def _wraps_around(self) -> bool:
         """Whether every source is a reader (DALI: readers wrap around, external sources end)."""
         return all(r.epoch_info() is not None for r in self._readers().values())
+
+    def feed_input(self, data_node: str | DataNode, data: Any, layout: str | None = None) -> None:
+        """Push one batch into the ``external_source`` named ``data_node`` that has no source (DALI's push mode).
+
+        Feed before asking for the batch; batches are consumed in order.
+
+        Raises:
+            PipelineDefinitionError: no such source, or it has a source of its own.
+        """
+        name = data_node.name if isinstance(data_node, DataNode) else data_node
+        source = self._readers().get(name)
+        if source is None or not getattr(source, "fed", False):
+            fed = sorted(n for n, s in self._readers().items() if getattr(s, "fed", False))
+            raise PipelineDefinitionError(
+                f"feed_input: no external_source named {name!r} without a source; fed sources: {fed}"
+            )
+        source.feed(data)  # type: ignore[attr-defined]
+        self._fed_batches += 1
+
+    def _check_fed(self) -> None:
+        """A pipeline fed with feed_input refuses to wait for a batch nobody has fed (DALI errors too)."""
+        if any(getattr(s, "fed", False) for s in self._readers().values()) and self._fed_batches <= self._taken:
+            raise PipelineError(
+                "the pipeline's external_source is fed with pipe.feed_input(name, data): feed a batch "
+                "before asking for one"
+            )
 
     # --- DALI's split run API ----------------------------------------------
     def schedule_run(self) -> None:

@@ -15,6 +15,7 @@ the epoch never ends.
 from __future__ import annotations
 
 import asyncio
+import collections
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -91,8 +92,14 @@ class ExternalSource(Source):
         name: str | None = None,
     ) -> None:
         super().__init__(name=name)
-        if source is None:
-            raise PipelineDefinitionError("external_source needs a source (a callable or an iterable)")
+        # No source: DALI's push mode, fed batch by batch with pipe.feed_input(name, data).
+        self.fed = source is None
+        if self.fed and not name:
+            raise PipelineDefinitionError(
+                "external_source without a source is fed with pipe.feed_input(name, data): give it a name"
+            )
+        if self.fed and not batch:
+            raise PipelineDefinitionError("external_source: feed_input gives whole batches (batch=True)")
         if num_outputs is not None and num_outputs < 1:
             raise PipelineDefinitionError(f"external_source: num_outputs must be >= 1, got {num_outputs}")
         if cycle not in (None, False, True, "quiet", "raise", "no_raise"):
@@ -124,11 +131,15 @@ class ExternalSource(Source):
             raise PipelineDefinitionError(
                 "external_source: parallel=True needs a callable or a generator function as the source"
             )
-        if not (self._is_callable or self._factory or hasattr(source, "__iter__") or hasattr(source, "__aiter__")):
+        if not (self.fed or self._is_callable or self._factory or hasattr(source, "__iter__")
+                or hasattr(source, "__aiter__")):
             raise PipelineDefinitionError(
                 f"external_source: source must be callable or iterable, got {type(source).__name__}"
             )
         self._iterator: Any = None
+        self._queue: collections.deque[Any] = collections.deque()  # fed batches not read yet
+        self._arrived: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._io: IOPool | None = None
         self._batch_size = 1
         self._ended_epoch: int | None = None
@@ -151,9 +162,29 @@ class ExternalSource(Source):
             return source.__aiter__()
         return iter(source)
 
+    def feed(self, data: Any) -> None:
+        """Queue one batch (push mode; any thread). The read stage takes batches in order."""
+        self._queue.append(data)
+        loop, arrived = self._loop, self._arrived
+        if loop is not None and arrived is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(arrived.set)
+
+    async def _pull_fed(self) -> Any:
+        if self._arrived is None:
+            self._loop = asyncio.get_running_loop()
+            self._arrived = asyncio.Event()
+        while not self._queue:
+            self._arrived.clear()
+            if self._queue:
+                break
+            await self._arrived.wait()
+        return self._queue.popleft()
+
     async def _pull(self, info: Any) -> Any:
         """The next item from the source; raises _EndOfData at its end."""
         assert self._io is not None
+        if self.fed:
+            return await self._pull_fed()
         if self._is_async_callable:
             try:
                 return await self.source(info) if info is not None else await self.source()
@@ -326,7 +357,8 @@ def external_source(
     """Data from a Python callable, generator function, iterable, async callable or async iterable.
 
     Args:
-        source: where data comes from. Batch mode: each call / item is a batch
+        source: where data comes from (none: the batches are pushed with
+            ``pipe.feed_input(name, data)``, DALI's push mode). Batch mode: each call / item is a batch
             (a list of samples, or an array whose first axis is the batch).
             Per-sample mode (``batch=False``): each is one sample; a callable is
             passed a ``SampleInfo``. A generator function (``def gen(): yield
@@ -350,13 +382,12 @@ def external_source(
             DALI's buffering options, accepted: samples are never copied on
             the way in, and the read stage always prefetches
             (``prefetch_queue_depth`` of the pipeline).
-        repeat_last: DALI's "feed once, repeat" mode: not supported (needs
-            ``pipe.feed_input``); ``True`` is refused.
+        repeat_last: DALI's "feed once, repeat" mode: not supported; ``True`` is refused.
         device: ``"cpu"`` (default); GPU sources: use ``.gpu()`` on the output.
         name: a name for errors, statistics and ``pipe.epoch_size``.
     """
     if repeat_last:
-        raise PipelineDefinitionError("external_source: repeat_last=True is not supported yet (no feed_input)")
+        raise PipelineDefinitionError("external_source: repeat_last=True is not supported yet")
     if device not in (None, "cpu"):
         raise PipelineDefinitionError(
             f"external_source: device={device!r} is not supported; use device='cpu' and .gpu() on the output"

@@ -257,3 +257,24 @@ def test_ndim_is_checked_and_unsupported_options_are_refused() -> None:
         fn.external_source(lambda: [], repeat_last=True)
     with pytest.raises(sf.PipelineDefinitionError, match="parallel=True needs a callable"):
         fn.external_source([[np.zeros(1)]], parallel=True)
+
+
+def test_feed_input_pushes_batches_in_order() -> None:
+    pipe = sf.Pipeline(batch_size=2, num_threads=1)
+    with pipe:
+        data = fn.external_source(name="DATA")
+        pipe.set_outputs(fn.flip(data, horizontal=1))
+    pipe.build()
+    with pytest.raises(sf.PipelineError, match="feed a batch before asking"):
+        pipe.run()
+    first = [np.arange(6, dtype=np.uint8).reshape(1, 2, 3)] * 2
+    pipe.feed_input("DATA", first)
+    pipe.feed_input("DATA", [np.zeros((1, 1, 3), np.uint8)])
+    out1, out2 = pipe.run(), pipe.run()
+    np.testing.assert_array_equal(out1[0].at(0), first[0][:, ::-1])
+    assert len(out2[0]) == 1
+    with pytest.raises(sf.PipelineDefinitionError, match="no external_source named 'nope'"):
+        pipe.feed_input("nope", first)
+    pipe.close()
+    with pytest.raises(sf.PipelineDefinitionError, match="give it a name"):
+        fn.external_source()
