@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .distributed import resolve_shard
 from .errors import PipelineDefinitionError
 from .rng import permutation_generator
 
@@ -51,6 +52,12 @@ class ShardSpec:
     pad_last_batch: bool = False
     random_shuffle: bool = False
     initial_fill: int = 1024
+
+    @classmethod
+    def for_reader(cls, shard_id: int | None, num_shards: int | None, **kw: object) -> ShardSpec:
+        """A reader's spec: ``shard_id``/``num_shards`` default to the process's rank and world size."""
+        shard_id, num_shards = resolve_shard(shard_id, num_shards)
+        return cls(shard_id=shard_id, num_shards=num_shards, **kw)  # type: ignore[arg-type]
 
     def __post_init__(self) -> None:
         if self.num_shards < 1:

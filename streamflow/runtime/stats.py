@@ -1,37 +1,5 @@
-"""Counters the engine keeps while it runs (snapshots: ``streamflow.stats``).
-
-``Pipeline.stats()`` returns a ``PipelineStats``: per stage (``read``,
-``cpu``, ...) and for the consumer a ``StageStats``, per operator an
-``OperatorStats``, and the samples skipped under ``on_error="skip"``.
-
-How a stage's time is divided
------------------------------
-Every stage's wall time (since the engine was created; for the consumer,
-since it first asked for a batch) is split into four parts that do not
-overlap and add up to ``wall_time``. At each instant the stage is in the
-first of these states that applies:
-
-1. **busy** - at least one batch is being worked on. A compute stage works
-   on up to two batches at once (``engine.BATCHES_PER_STAGE``); time with two
-   batches in progress counts once, so ``busy_time <= wall_time``. The summed
-   time of every batch (which can reach twice the wall time) is
-   ``batch_time``. For the consumer, busy is the time between receiving a
-   batch and asking for the next one (the training step).
-2. **waiting for output space** - nothing is being worked on and a finished
-   batch waits for room in the full output queue: something downstream is
-   slower.
-3. **waiting for input** - nothing is being worked on and the stage waits for
-   a batch from the previous stage (or the consumer waits for the pipeline):
-   something upstream is slower.
-4. **other** - none of these (start-up, scheduling, end of data).
-
-So ``busy_fraction + wait_output_fraction + wait_input_fraction +
-other_fraction == 1`` and the stage with the highest ``busy_fraction`` is the
-bottleneck (``streamflow.profile`` names it).
-
-Counters are cumulative; ``PipelineStats.since(earlier)`` gives the
-activity between two snapshots (what ``streamflow.profile`` reports, after its
-warm-up batches).
+"""Counters the engine keeps while it runs; ``Pipeline.stats()`` freezes them into
+``streamflow.stats`` snapshots (whose module docstring says how a stage's time is divided).
 """
 
 from __future__ import annotations

@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from ...distributed import resolve_shard
 from ...errors import PipelineDefinitionError, ReadError, SampleError
 from ...graph import DataNode, add_node
 from ...operator import SourceBatch
@@ -230,15 +229,8 @@ def file(
         ``(data, labels)``: the encoded files as 1-D uint8 arrays and int32
         labels of shape ``(1,)``.
     """
-    shard_id, num_shards = resolve_shard(shard_id, num_shards)
-    spec = ShardSpec(
-        shard_id=shard_id,
-        num_shards=num_shards,
-        stick_to_shard=stick_to_shard,
-        pad_last_batch=pad_last_batch,
-        random_shuffle=random_shuffle,
-        initial_fill=initial_fill,
-    )
+    spec = ShardSpec.for_reader(shard_id, num_shards, stick_to_shard=stick_to_shard, pad_last_batch=pad_last_batch,
+                                random_shuffle=random_shuffle, initial_fill=initial_fill)
     reader = FileReader(
         file_root=file_root,
         file_list=file_list,

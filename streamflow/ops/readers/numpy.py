@@ -37,7 +37,6 @@ from typing import Any
 
 import numpy as np
 
-from ...distributed import resolve_shard
 from ...errors import PipelineDefinitionError, ReadError, SampleError
 from ...graph import DataNode, add_node, split_arguments
 from ...io import npy as npy_io
@@ -388,15 +387,8 @@ def numpy(
         float(fill_value)
     except (TypeError, ValueError):
         raise PipelineDefinitionError(f"readers.numpy: fill_value must be a number, got {fill_value!r}") from None
-    shard_id, num_shards = resolve_shard(shard_id, num_shards)
-    spec = ShardSpec(
-        shard_id=shard_id,
-        num_shards=num_shards,
-        stick_to_shard=stick_to_shard,
-        pad_last_batch=pad_last_batch,
-        random_shuffle=random_shuffle,
-        initial_fill=initial_fill,
-    )
+    spec = ShardSpec.for_reader(shard_id, num_shards, stick_to_shard=stick_to_shard, pad_last_batch=pad_last_batch,
+                                random_shuffle=random_shuffle, initial_fill=initial_fill)
     paths = list_npy_files(file_root, files, file_filter)
     if not per_sample and dev is Device.CPU:
         reader = NumpyReader(

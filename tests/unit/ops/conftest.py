@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -54,3 +55,17 @@ def grid(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str
         monkeypatch.setattr(context, "BLOCK", 1)
         monkeypatch.setattr(context, "MAX_ROW_BLOCKS", 1)
     return str(request.param)
+
+
+@pytest.fixture(scope="module")
+def photo() -> np.ndarray:
+    """A real photo (the package's demo images), reduced to keep the tests fast."""
+    from PIL import Image
+
+    import streamflow as sf
+
+    path = sorted((Path(sf.__file__).parent / "demo" / "images").glob("*/*"))[0]
+    with Image.open(path) as im:
+        im = im.convert("RGB")
+        im.thumbnail((160, 160))
+        return np.asarray(im)

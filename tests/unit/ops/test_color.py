@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,19 +14,6 @@ from helpers import (
 
 import streamflow as sf
 from streamflow import fn
-
-PHOTOS = sorted((Path(sf.__file__).parent / "demo" / "images").glob("*/*"))
-
-
-@pytest.fixture(scope="module")
-def photo():
-    from PIL import Image
-
-    with Image.open(PHOTOS[0]) as im:  # a real photo, reduced to keep the test fast
-        im = im.convert("RGB")
-        im.thumbnail((160, 160))
-        return np.asarray(im)
-
 
 # --- references -------------------------------------------------------------
 YIQ = np.array([[0.299, 0.587, 0.114], [0.596, -0.274, -0.321], [0.211, -0.523, 0.311]])

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 from helpers import (
@@ -14,18 +12,6 @@ from helpers import (
 
 import streamflow as sf
 from streamflow import fn
-
-PHOTOS = sorted((Path(sf.__file__).parent / "demo" / "images").glob("*/*"))
-
-
-@pytest.fixture(scope="module")
-def photo():
-    from PIL import Image
-
-    with Image.open(PHOTOS[0]) as im:  # a real photo, reduced to keep the test fast
-        im = im.convert("RGB")
-        im.thumbnail((160, 160))
-        return np.asarray(im)
 
 
 def round_away(v):
