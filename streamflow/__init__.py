@@ -5,7 +5,7 @@ it with ``async for`` (async code), ``pipe.iter()`` (plain loops) or
 ``pipe.run()`` (one batch). See ``docs/architecture.md`` for how it runs.
 """
 
-from . import errors, fn, io, types
+from . import errors, fn, io, math, types
 from .errors import (
     DecodeError,
     PipelineClosedError,
@@ -44,6 +44,7 @@ __all__ = [
     "errors",
     "fn",
     "io",
+    "math",
     "pipeline_def",
     "types",
 ]

@@ -15,10 +15,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import PipelineDefinitionError
+from .expressions import ArithmeticOp, Expr, Input, Node, constant
 from .operator import CopyToGpu, Operator
 from .types import Device
 
-__all__ = ["DataNode", "OpNode", "add_node", "input_layout", "require_node", "split_arguments", "topological_order"]
+__all__ = [
+    "DataNode",
+    "OpNode",
+    "add_node",
+    "expression",
+    "input_layout",
+    "require_node",
+    "split_arguments",
+    "topological_order",
+]
 
 # Only used to give nodes stable, readable names in error messages; the order
 # of random streams is taken from the graph, not from this counter.
@@ -62,6 +72,94 @@ class DataNode:
 
     def __repr__(self) -> str:
         return f"DataNode({self.name!r}, device={self.device.value})"
+
+    # --- arithmetic: each builds (or extends) one element-wise expression (expressions.py) ---
+    def __add__(self, other: Any) -> DataNode:
+        return expression("add", self, other)
+
+    def __radd__(self, other: Any) -> DataNode:
+        return expression("add", other, self)
+
+    def __sub__(self, other: Any) -> DataNode:
+        return expression("sub", self, other)
+
+    def __rsub__(self, other: Any) -> DataNode:
+        return expression("sub", other, self)
+
+    def __mul__(self, other: Any) -> DataNode:
+        return expression("mul", self, other)
+
+    def __rmul__(self, other: Any) -> DataNode:
+        return expression("mul", other, self)
+
+    def __truediv__(self, other: Any) -> DataNode:
+        return expression("truediv", self, other)
+
+    def __rtruediv__(self, other: Any) -> DataNode:
+        return expression("truediv", other, self)
+
+    def __floordiv__(self, other: Any) -> DataNode:
+        return expression("floordiv", self, other)
+
+    def __rfloordiv__(self, other: Any) -> DataNode:
+        return expression("floordiv", other, self)
+
+    def __mod__(self, other: Any) -> DataNode:
+        return expression("mod", self, other)
+
+    def __rmod__(self, other: Any) -> DataNode:
+        return expression("mod", other, self)
+
+    def __pow__(self, other: Any) -> DataNode:
+        return expression("pow", self, other)
+
+    def __rpow__(self, other: Any) -> DataNode:
+        return expression("pow", other, self)
+
+    def __neg__(self) -> DataNode:
+        return expression("neg", self)
+
+    def __pos__(self) -> DataNode:
+        return expression("pos", self)
+
+    def __and__(self, other: Any) -> DataNode:
+        return expression("and", self, other)
+
+    def __rand__(self, other: Any) -> DataNode:
+        return expression("and", other, self)
+
+    def __or__(self, other: Any) -> DataNode:
+        return expression("or", self, other)
+
+    def __ror__(self, other: Any) -> DataNode:
+        return expression("or", other, self)
+
+    def __xor__(self, other: Any) -> DataNode:
+        return expression("xor", self, other)
+
+    def __rxor__(self, other: Any) -> DataNode:
+        return expression("xor", other, self)
+
+    def __lt__(self, other: Any) -> DataNode:
+        return expression("lt", self, other)
+
+    def __le__(self, other: Any) -> DataNode:
+        return expression("le", self, other)
+
+    def __gt__(self, other: Any) -> DataNode:
+        return expression("gt", self, other)
+
+    def __ge__(self, other: Any) -> DataNode:
+        return expression("ge", self, other)
+
+    def __eq__(self, other: Any) -> DataNode:  # type: ignore[override]
+        return expression("eq", self, other)
+
+    def __ne__(self, other: Any) -> DataNode:  # type: ignore[override]
+        return expression("ne", self, other)
+
+    # Identity, not value: DataNodes are dictionary keys inside the engine.
+    __hash__ = object.__hash__
 
     def __bool__(self) -> bool:
         raise PipelineDefinitionError(
@@ -157,6 +255,50 @@ def add_node(
     )
     opnode.outputs = outputs
     return outputs
+
+
+def expression(op: str, *operands: Any) -> DataNode:
+    """The DataNode of ``op`` applied to ``operands`` (DataNodes or constants), as one expression.
+
+    An operand made by another expression is inlined (its own operands become
+    this node's inputs), so a chain of element-wise operations is one
+    operator, evaluated in one pass.
+    """
+    inputs: list[DataNode] = []
+
+    def slot(node: DataNode) -> int:
+        for k, known in enumerate(inputs):
+            if known is node:
+                return k
+        inputs.append(node)
+        return len(inputs) - 1
+
+    def lift(value: Any) -> Expr:
+        if isinstance(value, DataNode):
+            producer = value.producer.op
+            if isinstance(producer, ArithmeticOp):
+                mapping = [slot(d) for d in value.producer.inputs]
+                return _remap(producer.expr, mapping)
+            return Input(slot(value))
+        if isinstance(value, (list, tuple)) or hasattr(value, "__array__") or isinstance(value, (int, float, bool)):
+            return constant(value)
+        raise PipelineDefinitionError(
+            f"arithmetic: an operand must be pipeline data (a DataNode) or a number, got {type(value).__name__}"
+        )
+
+    tree = Node(op, tuple(lift(v) for v in operands))
+    if not inputs:
+        raise PipelineDefinitionError(f"arithmetic {op}: at least one operand must be pipeline data (a DataNode)")
+    layout = inputs[0].producer.op.layout(inputs[0].index)
+    return add_node(ArithmeticOp(tree, len(inputs), layout=layout), inputs)[0]
+
+
+def _remap(expr: Expr, mapping: Sequence[int]) -> Expr:
+    if isinstance(expr, Input):
+        return Input(mapping[expr.index])
+    if isinstance(expr, Node):
+        return Node(expr.op, tuple(_remap(a, mapping) for a in expr.args))
+    return expr
 
 
 def topological_order(outputs: Sequence[DataNode]) -> list[OpNode]:

@@ -227,7 +227,7 @@ class ComputeStage(Stage):
         listed = list(ctx.plan.outputs)
         self._arena_outputs = [
             data for node in plan.nodes for data in node.outputs
-            if listed.count(data) == 1 and data.device is Device.CPU
+            if sum(out is data for out in listed) == 1 and data.device is Device.CPU
         ]  # fmt: skip
 
     async def process(self, work: Work, attempt: int = 0) -> Work:

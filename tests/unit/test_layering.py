@@ -29,12 +29,14 @@ LAYERS: dict[str, int] = {
     "streamflow._native": 0,
     # the operator contract and the traced graph; storage and codecs
     "streamflow.operator": 1,
+    "streamflow.expressions": 1,
     "streamflow.graph": 1,
     "streamflow.io": 1,
     "streamflow.codecs": 1,
     # operators (builder, spec, CPU code) and the fn namespaces over them
     "streamflow.ops": 2,
     "streamflow.fn": 3,
+    "streamflow.math": 3,
     # the engine
     "streamflow.runtime": 4,
     # GPU execution: implements the engine's stage interface
