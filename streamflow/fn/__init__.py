@@ -19,6 +19,7 @@ from ..ops.crop_mirror_normalize import crop_mirror_normalize
 from ..ops.external_source import external_source
 from ..ops.flip import flip
 from ..ops.normalize import normalize
+from ..ops.python_function import dl_tensor_python_function, python_function, torch_python_function
 from ..ops.random_resized_crop import random_resized_crop
 from ..ops.resize import resize
 from ..ops.rotate import rotate
@@ -42,6 +43,7 @@ __all__ = [
     "crop",
     "crop_mirror_normalize",
     "decoders",
+    "dl_tensor_python_function",
     "external_source",
     "file_reader",
     "flip",
@@ -52,6 +54,7 @@ __all__ = [
     "image_decoder_random_crop",
     "image_decoder_slice",
     "normalize",
+    "python_function",
     "numpy_reader",
     "random",
     "random_resized_crop",
@@ -59,6 +62,7 @@ __all__ = [
     "resize",
     "rotate",
     "saturation",
+    "torch_python_function",
     "transpose",
     "warp_affine",
 ]

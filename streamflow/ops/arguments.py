@@ -104,6 +104,7 @@ def fn_function(*families: dict[str, str]) -> Callable[[F], F]:
         params = signature.parameters
         hints = typing.get_type_hints(function)
         keyword = {p for p, v in params.items() if v.kind in (v.KEYWORD_ONLY, v.POSITIONAL_OR_KEYWORD)}
+        variadic = {p for p, v in params.items() if v.kind in (v.VAR_POSITIONAL, v.VAR_KEYWORD)}
         op_name = getattr(function, "__op_name__", None)
 
         @functools.wraps(function)
@@ -122,7 +123,7 @@ def fn_function(*families: dict[str, str]) -> Callable[[F], F]:
                 raise TypeError(f"{label}(): {err}") from None
             for key, value in bound.arguments.items():
                 hint = hints.get(key)
-                if hint is None or key in ("data", "name") or _matches(value, hint):
+                if hint is None or key in ("data", "name") or key in variadic or _matches(value, hint):
                     continue
                 if isinstance(value, DataNode):
                     raise PipelineDefinitionError(
