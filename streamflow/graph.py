@@ -17,6 +17,7 @@ from typing import Any
 from .errors import PipelineDefinitionError
 from .expressions import ArithmeticOp, Expr, Input, Node, constant
 from .operator import CopyToGpu, Operator
+from .subscript import ShapesOp, SubscriptOp, parse_key
 from .types import Device
 
 __all__ = [
@@ -160,6 +161,17 @@ class DataNode:
 
     # Identity, not value: DataNodes are dictionary keys inside the engine.
     __hash__ = object.__hash__
+
+    def __getitem__(self, key: Any) -> DataNode:
+        """``x[1, 2:5, ::2]`` of every sample (numpy indexing; bounds may be per-sample data)."""
+        entries, args = parse_key(key, lambda v: "arg" if isinstance(v, DataNode) else None)
+        layout = self.producer.op.layout(self.index)
+        op = SubscriptOp(entries, frozenset(args), layout)
+        return add_node(op, [self], args)[0]
+
+    def shape(self, dtype: Any = None) -> DataNode:
+        """Each sample's shape, as pipeline data (DALI's ``DataNode.shape()``; int64)."""
+        return add_node(ShapesOp(dtype or "int64"), [self])[0]
 
     def __bool__(self) -> bool:
         raise PipelineDefinitionError(

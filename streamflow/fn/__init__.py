@@ -12,6 +12,7 @@ This package only re-exports: each function lives with its operator in
 """
 
 from ..ops.cast import cast
+from ..ops.cat import cat, stack
 from ..ops.color import brightness_contrast, color_twist, hsv, hue, saturation
 from ..ops.color_space_conversion import color_space_conversion
 from ..ops.crop import crop
@@ -21,8 +22,10 @@ from ..ops.flip import flip
 from ..ops.normalize import normalize
 from ..ops.python_function import dl_tensor_python_function, python_function, torch_python_function
 from ..ops.random_resized_crop import random_resized_crop
+from ..ops.reshape import expand_dims, reshape, squeeze
 from ..ops.resize import resize
 from ..ops.rotate import rotate
+from ..ops.shapes import shapes
 from ..ops.transpose import transpose
 from ..ops.warp_affine import warp_affine
 from . import decoders, random, readers
@@ -38,12 +41,14 @@ numpy_reader = readers.numpy
 __all__ = [
     "brightness_contrast",
     "cast",
+    "cat",
     "color_space_conversion",
     "color_twist",
     "crop",
     "crop_mirror_normalize",
     "decoders",
     "dl_tensor_python_function",
+    "expand_dims",
     "external_source",
     "file_reader",
     "flip",
@@ -54,14 +59,18 @@ __all__ = [
     "image_decoder_random_crop",
     "image_decoder_slice",
     "normalize",
-    "python_function",
     "numpy_reader",
+    "python_function",
     "random",
     "random_resized_crop",
     "readers",
+    "reshape",
     "resize",
     "rotate",
     "saturation",
+    "shapes",
+    "squeeze",
+    "stack",
     "torch_python_function",
     "transpose",
     "warp_affine",

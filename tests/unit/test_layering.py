@@ -30,6 +30,7 @@ LAYERS: dict[str, int] = {
     # the operator contract and the traced graph; storage and codecs
     "streamflow.operator": 1,
     "streamflow.expressions": 1,
+    "streamflow.subscript": 1,
     "streamflow.graph": 1,
     "streamflow.io": 1,
     "streamflow.codecs": 1,
