@@ -36,7 +36,7 @@ from .errors import PipelineDefinitionError, SampleError
 from .operator import Chunk, Operator
 from .types import Device
 
-__all__ = ["BINARY", "FUNCTIONS", "UNARY", "ArithmeticOp", "Const", "Expr", "Input", "Node", "result_type"]
+__all__ = ["BINARY", "FUNCTIONS", "UNARY", "ArithmeticOp", "Const", "Expr", "Input", "Node", "promote", "result_type"]
 
 #: Elements evaluated at a time (keeps the intermediates of a block in cache).
 BLOCK = 16384
@@ -86,7 +86,7 @@ def constant(value: Any) -> Const:
     return Const(arr.astype(dtype), dtype)
 
 
-def _promote(a: np.dtype, b: np.dtype) -> np.dtype:
+def promote(a: np.dtype, b: np.dtype) -> np.dtype:
     """DALI's type promotion of two operands."""
     if a.kind == "f" or b.kind == "f":
         return np.dtype(np.float64) if np.dtype(np.float64) in (a, b) else np.dtype(np.float32)
@@ -213,7 +213,7 @@ def result_type(expr: Expr, inputs: Sequence[np.dtype]) -> np.dtype:
         kind = UNARY[expr.op][1]
         return _float(types[0]) if kind == "float" else types[0]
     _, kind = BINARY[expr.op]
-    t = _promote(types[0], types[1])
+    t = promote(types[0], types[1])
     if kind == "bool":
         return np.dtype(np.bool_)
     return _float(t) if kind == "float" else t
@@ -232,7 +232,7 @@ def _evaluate(expr: Expr, values: Sequence[np.ndarray]) -> np.ndarray:
             x = x.astype(_float(x.dtype), copy=False)
         return unary(x)
     binary, kind = BINARY[expr.op]
-    t = _promote(args[0].dtype, args[1].dtype)
+    t = promote(args[0].dtype, args[1].dtype)
     work = _float(t) if kind == "float" else t
     return binary(args[0].astype(work, copy=False), args[1].astype(work, copy=False))
 
@@ -241,10 +241,11 @@ class ArithmeticOp(Operator):
     """One whole element-wise expression over the operator's inputs (see the module docstring)."""
 
     name: ClassVar[str] = "arithmetic"
+    devices = frozenset({Device.CPU, Device.GPU})
     keeps_channels = True
 
     def __init__(self, expr: Expr, num_inputs: int, layout: str = "") -> None:
-        super().__init__(device=Device.CPU)
+        super().__init__()
         self.expr = expr
         self.num_inputs = num_inputs
         self._layout = layout

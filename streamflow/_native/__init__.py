@@ -1,1 +1,3 @@
-"""Native code: the C image-processing extension (``_imgproc``) and its Python binding (``imgproc``)."""
+"""Native code: the C image-processing extension (``_imgproc``) and its binding (``imgproc``);
+``host_build``: CUDA-style kernel sources compiled as host C++ (CI checks of the GPU kernels,
+and the CPU build of generated element-wise kernels)."""

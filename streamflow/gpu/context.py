@@ -10,7 +10,7 @@ context decides what those mean:
   stream, pinned staging for host-to-device copies, kernels compiled with
   NVRTC. What pipelines use.
 * ``HostBackend``: numpy arrays, and the same kernel sources compiled as host
-  C++ (``host_build.py``) and run on the CPU. What CI uses to check the
+  C++ (``_native/host_build.py``) and run on the CPU. What CI uses to check the
   kernels' arithmetic against the CPU operators; it knows no streams, events,
   decoding or hand-off, so it is never a GPU test.
 
@@ -69,6 +69,9 @@ class KernelBackend(Protocol):
     def to_device(self, samples: Sequence[Any]) -> list[Any]: ...
 
     def launch(self, name: str, grid: tuple[int, int, int], block: tuple[int, int, int], params: Any) -> None: ...
+
+    def launch_source(self, source: str, name: str, grid: tuple[int, int, int], block: tuple[int, int, int],
+                      params: Any) -> None: ...
 
     def activate(self) -> contextlib.AbstractContextManager[Any]: ...
 
@@ -140,6 +143,12 @@ class DeviceBackend:
     def launch(self, name: str, grid: tuple[int, int, int], block: tuple[int, int, int], params: Any) -> None:
         self._module.get_function(name)(grid, block, (params,), stream=self.stream.stream)
 
+    def launch_source(self, source: str, name: str, grid: tuple[int, int, int], block: tuple[int, int, int],
+                      params: Any) -> None:
+        """Launch kernel ``name`` of a generated ``source`` (compiled with NVRTC once, cached by cupy)."""
+        module = self.xp.RawModule(code=source, options=K.COMPILE_OPTIONS)
+        module.get_function(name)(grid, block, (params,), stream=self.stream.stream)
+
     def activate(self) -> contextlib.AbstractContextManager[Any]:
         """Make the device and the stream current on this thread (cupy allocations follow them)."""
         stack = contextlib.ExitStack()
@@ -159,14 +168,16 @@ class HostBackend:
 
     Args:
         sanitize: use the AddressSanitizer build (the process must run with
-            libasan preloaded; see ``host_build.py``).
+            libasan preloaded; see ``_native/host_build.py``).
     """
 
     def __init__(self, sanitize: bool = False) -> None:
-        from .host_build import HostModule
+        from .._native.host_build import HostModule
 
         self.xp: Any = np
+        self._sanitize = sanitize
         self._module = HostModule(K.module_source(), K.KERNEL_NAMES, sanitize=sanitize)
+        self._generated: dict[str, Any] = {}
 
     def address(self, array: Any) -> int:
         return int(array.ctypes.data)
@@ -182,6 +193,15 @@ class HostBackend:
 
     def launch(self, name: str, grid: tuple[int, int, int], block: tuple[int, int, int], params: Any) -> None:
         self._module.launch(name, grid, block, int(params.ctypes.data))
+
+    def launch_source(self, source: str, name: str, grid: tuple[int, int, int], block: tuple[int, int, int],
+                      params: Any) -> None:
+        module = self._generated.get(source)
+        if module is None:
+            from .._native.host_build import HostModule
+
+            module = self._generated[source] = HostModule(source, [name], sanitize=self._sanitize)
+        module.launch(name, grid, block, int(params.ctypes.data))
 
     def activate(self) -> contextlib.AbstractContextManager[Any]:
         return contextlib.nullcontext()
@@ -286,6 +306,16 @@ class GpuContext:
         return image
 
     # --- launches ----------------------------------------------------------------------
+    def launch_generated(self, source: str, name: str, params: np.ndarray, blocks: int) -> None:
+        """One launch of a generated kernel (``expression_kernels``) over a batch: ``blocks`` along x."""
+        n = params.shape[0]
+        if n == 0 or blocks <= 0:
+            return
+        if n > MAX_SAMPLES:
+            raise ValueError(f"a GPU batch holds at most {MAX_SAMPLES} samples, got {n}")
+        device_params = self.backend.stage(np.ascontiguousarray(params, dtype=np.int64))
+        self.backend.launch_source(source, name, (min(blocks, MAX_ROW_BLOCKS), n, 1), (BLOCK, 1, 1), device_params)
+
     def launch(self, name: str, params: np.ndarray, rows: int) -> None:
         """One launch of kernel ``name`` over a batch: ``params`` has one row per sample.
 

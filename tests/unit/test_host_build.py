@@ -14,8 +14,8 @@ import textwrap
 import numpy as np
 import pytest
 
+from streamflow._native.host_build import HostBuildError, HostModule, asan_runtime
 from streamflow.gpu import kernels as K
-from streamflow.gpu.host_build import HostBuildError, HostModule, asan_runtime
 
 WRITE_N_PLUS = r"""
 typedef long long i64;
@@ -79,7 +79,7 @@ def test_the_library_is_cached(tmp_path, monkeypatch) -> None:
 
 
 def test_sanitize_needs_the_runtime_preloaded() -> None:
-    from streamflow.gpu.host_build import asan_loaded
+    from streamflow._native.host_build import asan_loaded
 
     if asan_loaded():
         pytest.skip("this process runs under AddressSanitizer")
@@ -95,7 +95,7 @@ def test_asan_build_catches_an_out_of_bounds_write(tmp_path, overflow: bool) -> 
         pytest.skip("no AddressSanitizer runtime for this compiler")
     script = textwrap.dedent(f"""
         import numpy as np
-        from streamflow.gpu.host_build import HostModule
+        from streamflow._native.host_build import HostModule
         mod = HostModule({WRITE_N_PLUS!r}, ["write_floats"], sanitize=True)
         out = np.empty(100, dtype=np.float32)
         params = np.array([out.ctypes.data, {101 if overflow else 100}], dtype=np.int64)

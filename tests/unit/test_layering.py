@@ -31,6 +31,7 @@ LAYERS: dict[str, int] = {
     "streamflow.operator": 1,
     "streamflow.expressions": 1,
     "streamflow.subscript": 1,
+    "streamflow.expression_kernels": 1,
     "streamflow.graph": 1,
     "streamflow.io": 1,
     "streamflow.codecs": 1,

@@ -5,7 +5,7 @@ resize and the fused resize + crop_mirror_normalize pass;
 ``crop_mirror_normalize.cu``; ``crop.cu``; ``flip.cu``), sharing
 ``common.cuh``. They need no headers, so they compile with plain NVRTC (the
 unit tests compile them for compute_80 and compute_90 without a GPU) and, with
-a thin shim, as host C++ (``host_build.py``: CI runs every kernel on the CPU).
+a thin shim, as host C++ (``_native/host_build.py``: CI runs every kernel on the CPU).
 
 Per-sample parameters travel in one ``int64`` array per launch, ``NP`` slots
 per sample (floats bit-cast into the low 32 bits, pointers as addresses); the

@@ -4,7 +4,7 @@
  * sample, sample = blockIdx.y. Floats travel bit-cast in the low 32 bits of a
  * slot (PF), pointers as addresses. No shared memory, no __syncthreads, no
  * atomics, no warp intrinsics: every thread is independent, so the same source
- * also builds as host C++ (see host_build.py) for CI.
+ * also builds as host C++ (see _native/host_build.py) for CI.
  *
  * Grids: blockIdx.x strides over output rows, threadIdx.x over the elements
  * of a row; 32-bit index arithmetic (the host refuses samples whose extents

@@ -5,6 +5,7 @@ that runs ``op``.
 """
 
 from . import (
+    arithmetic,
     copy_to_gpu,
     crop,
     crop_mirror_normalize,
@@ -18,6 +19,7 @@ from .registry import GpuImpl, find_impl, register
 
 __all__ = [
     "GpuImpl",
+    "arithmetic",
     "copy_to_gpu",
     "crop",
     "crop_mirror_normalize",

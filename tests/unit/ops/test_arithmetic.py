@@ -124,3 +124,74 @@ def test_comparison_makes_data_not_a_python_bool() -> None:
         x + "a"
     with pytest.raises(sf.PipelineDefinitionError, match="at least one operand"):
         sfmath.sqrt(4.0)
+
+
+# --- the generated GPU kernel (its host build in CI; a real GPU when present) -----------------
+
+from helpers import assert_same_outputs, make_chunk
+
+from streamflow.expressions import Const, Input, Node, constant
+
+
+def _op(tree, n):  # type: ignore[no-untyped-def]
+    return ArithmeticOp(tree, n)
+
+
+EXACT = [  # integer and +-*/ results: the kernel equals numpy bit for bit
+    ("u8+u8", Node("add", (Input(0), Input(0))), [U8]),
+    ("u8*2", Node("mul", (Input(0), constant(2))), [U8]),
+    ("u8+i16", Node("add", (Input(0), Input(1))), [U8, I16]),
+    ("i32//-2", Node("floordiv", (Input(0), constant(-2))), [I32]),
+    ("i32%3", Node("mod", (Input(0), constant(3))), [I32]),
+    ("i32//0", Node("floordiv", (Input(0), constant(0))), [I32]),
+    ("-u8", Node("neg", (Input(0),)), [U8]),
+    ("u8**2", Node("pow", (Input(0), constant(2))), [U8]),
+    ("u8>100", Node("gt", (Input(0), constant(100))), [U8]),
+    ("i32^3", Node("xor", (Input(0), constant(3))), [I32]),
+    ("f32/u8", Node("truediv", (Input(1), Input(0))), [U8, F32]),
+    ("(x*2.0+1)/3", Node("truediv", (Node("add", (Node("mul", (Input(0), constant(2.0))), constant(1))),
+                                      constant(3))), [F32]),
+    ("f32%1", Node("mod", (Input(0), constant(1.0))), [F32]),
+    ("min(u8,i16)", Node("min", (Input(0), Input(1))), [U8, I16]),
+    ("max(f32 nan)", Node("max", (Input(0), Const(float("nan"), np.dtype(np.float32)))), [F32]),
+    ("abs(i16)", Node("abs", (Input(0),)), [I16]),
+    ("sqrt(u8)", Node("sqrt", (Input(0),)), [U8]),
+    ("floor(f32)", Node("floor", (Input(0),)), [F32]),
+]
+
+
+@pytest.mark.parametrize("name, tree, operands", EXACT, ids=[c[0] for c in EXACT])
+def test_gpu_kernel_equals_numpy(kernel_ctx, name, tree, operands) -> None:  # type: ignore[no-untyped-def]
+    op = _op(tree, len(operands))
+    big = [np.resize(o, (37, 41)).astype(o.dtype) for o in operands]
+    gpu, failures = _run_impl(kernel_ctx, op, big)
+    assert not failures
+    want = op.evaluate(big)
+    assert_same_outputs([gpu], [want], name)
+
+
+@pytest.mark.parametrize("fn_name", ["exp", "log", "sin", "tanh", "cbrt", "atan"])
+def test_gpu_kernel_transcendentals_within_an_ulp_or_two(kernel_ctx, fn_name) -> None:  # type: ignore[no-untyped-def]
+    x = np.linspace(0.1, 3.0, 1001, dtype=np.float32)
+    op = _op(Node(fn_name, (Input(0),)), 1)
+    gpu, _ = _run_impl(kernel_ctx, op, [x])
+    np.testing.assert_allclose(gpu, op.evaluate([x]), rtol=3e-7)
+
+
+def test_gpu_kernel_broadcasts_per_sample_scalars(kernel_ctx) -> None:
+    op = _op(Node("mul", (Input(0), Input(1))), 2)
+    image, scale = np.arange(12, dtype=np.float32).reshape(3, 4), np.float32(2.5)
+    gpu, _ = _run_impl(kernel_ctx, op, [image, np.asarray(scale)])
+    np.testing.assert_array_equal(gpu, image * scale)
+
+
+def _run_impl(ctx, op, operands):  # type: ignore[no-untyped-def]
+    from streamflow.gpu.ops import find_impl
+
+    impl = find_impl(op)
+    with ctx.activate():
+        chunk = make_chunk(ctx.to_device(operands[:1]))
+        chunk.inputs = [ctx.to_device([o]) for o in operands]
+        out = impl(op, chunk, ctx)[0]
+    ctx.synchronize()
+    return (None if out[0] is None else ctx.to_host(out[0])), chunk.failures
