@@ -1,8 +1,9 @@
 """Image decoding through nvImageCodec (the only module that imports it).
 
 ``ImageDecoder`` turns encoded images (JPEG, PNG, BMP, TIFF, WebP, JPEG 2000,
-PNM) into HWC ``uint8`` arrays, one result per input: an array, or a
-``DecodeError`` that names the source and the cause. Bad data never raises.
+PNM) into HWC ``uint8`` arrays on the CPU, one result per input: an array, or
+a ``DecodeError`` that names the source and the cause. Bad data never raises.
+``GpuImageDecoder`` does the same into device (cupy) arrays for one GPU stage.
 
 Facts this module relies on (nvImageCodec 0.9, checked on the CPU backend):
 
@@ -15,9 +16,13 @@ Facts this module relies on (nvImageCodec 0.9, checked on the CPU backend):
   turns off (only installing those libraries, or pointing
   ``NVIMGCODEC_EXTENSIONS_PATH`` at a folder without the GPU extensions, does).
 * One ``nvimgcodec.Decoder`` used from several threads at once crashes, so the
-  decoder keeps one per thread (``threading.local``).
-* Decoding returns ``None`` on failure; ``CodeStream(bytes)`` raises
-  ``RuntimeError`` on a header it cannot parse. Both become ``DecodeError``.
+  CPU decoder keeps one per thread (``threading.local``, one CPU thread each)
+  and the GPU decoder keeps one in all, behind a lock (a GPU decoder per
+  thread would multiply its thread pool and its nvJPEG state).
+* Decoding returns ``None`` on every failure, device out-of-memory included;
+  ``CodeStream(bytes)`` raises ``RuntimeError`` on a header it cannot parse.
+  On the CPU both become ``DecodeError``; on the GPU a ``None`` is retried and
+  then checked by the CPU decoder first (``GpuImageDecoder``).
 * ``CodeStream.height/width`` are the stored (un-rotated) dimensions. The EXIF
   orientation is not exposed by the Python API, so for JPEG it is read here
   from the APP1 segment (``jpeg_exif_orientation``).
@@ -30,6 +35,7 @@ Facts this module relies on (nvImageCodec 0.9, checked on the CPU backend):
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import struct
@@ -37,7 +43,7 @@ import sys
 import threading
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -45,7 +51,6 @@ from ..errors import DecodeError, MissingDependencyError
 from ..types import Device, ImageType, parse_device, parse_image_type
 
 __all__ = [
-    "CONFIRMED_BAD",
     "GpuImageDecoder",
     "ImageDecoder",
     "Region",
@@ -313,22 +318,31 @@ def _check_region(region: Any) -> Region:
 
 
 class ImageDecoder:
-    """Decodes encoded images on one backend.
+    """Decodes encoded images on the CPU into HWC ``uint8`` numpy arrays.
 
     Thread-safe: holds one nvimgcodec ``Decoder`` per thread
     (``threading.local``), because one ``Decoder`` used from several threads
-    crashes. On the CPU each thread's decoder uses one CPU thread
+    crashes. Each thread's decoder uses one CPU thread
     (``max_num_cpu_threads=1``): parallelism comes from the caller's threads.
+    Decoding to the GPU is ``GpuImageDecoder`` (one per GPU stage).
 
     Args:
-        device: ``Device.CPU`` (host numpy arrays) or ``Device.MIXED`` (host
-            input, GPU output; see ``_decode_batch_gpu``, untested).
-        device_id: GPU for ``MIXED`` (default: the current device).
+        device: ``Device.CPU``, the only device of this class (``GpuImageDecoder``
+            is the ``mixed`` one).
+        device_id: the GPU of a ``GpuImageDecoder``; unused on the CPU.
         output_type: RGB, BGR, GRAY (HWC, C=1) or YCbCr (DALI's BT.601).
         adjust_orientation: apply the EXIF orientation (default on).
         max_pixels: refuse images whose header claims more pixels than this
             (decompression-bomb guard, checked before decoding); ``None``: no limit.
+
+    Raises:
+        ValueError: an unsupported device or output type, or ``max_pixels <= 0``.
+        MissingDependencyError: nvImageCodec is not installed.
     """
+
+    # The device a class decodes for; a per-thread GPU decoder (N decoders, each
+    # with its own threads and nvJPEG state) is what GpuImageDecoder avoids.
+    _DEVICE: ClassVar[Device] = Device.CPU
 
     def __init__(
         self,
@@ -342,6 +356,11 @@ class ImageDecoder:
         self.device = parse_device(device)
         if self.device is Device.GPU:
             raise ValueError("image decoders run on 'cpu' or 'mixed', not 'gpu'")
+        if self.device is not self._DEVICE:
+            raise ValueError(
+                f"{type(self).__name__} decodes on {self._DEVICE.value!r}, not {self.device.value!r}; "
+                "mixed decoding is GpuImageDecoder (one per GPU stage)"
+            )
         self.output_type = parse_image_type(output_type)
         if self.output_type is ImageType.ANY_DATA:
             raise ValueError("output_type ANY_DATA is not supported by the image decoder")
@@ -374,15 +393,7 @@ class ImageDecoder:
         """This thread's nvimgcodec Decoder (built on first use)."""
         dec = getattr(self._local, "decoder", None)
         if dec is None:
-            nv = nvimgcodec_module()
-            if self.device is Device.CPU:
-                dec = nv.Decoder(
-                    device_id=nv.NVIMGCODEC_DEVICE_CPU_ONLY,
-                    max_num_cpu_threads=1,
-                    backends=[nv.Backend(nv.BackendKind.CPU_ONLY)],
-                )
-            else:
-                dec = self._make_gpu_decoder(nv)
+            dec = _cpu_only_decoder()
             self._local.decoder = dec
         return dec
 
@@ -451,15 +462,14 @@ class ImageDecoder:
         sources: Sequence[str | None],
         *,
         regions: Sequence[Region | None] | None = None,
-        cuda_stream: int = 0,
     ) -> list[Any]:
         """Decode a batch; one result per input, in order.
 
-        Each result is an HWC uint8 array (numpy on CPU; cupy for MIXED) or a
-        ``DecodeError`` naming the source and the cause; never ``None``, and
-        bad data never raises. ``regions[i]`` = (y0, x0, y1, x1), end
-        exclusive, in oriented coordinates, decodes only that window (equal to
-        cropping the full decode). ``cuda_stream`` is used by MIXED only.
+        Each result is an HWC uint8 array (numpy here; cupy from
+        ``GpuImageDecoder``) or a ``DecodeError`` naming the source and the
+        cause; never ``None``, and bad data never raises. ``regions[i]`` =
+        (y0, x0, y1, x1), end exclusive, in oriented coordinates, decodes only
+        that window (equal to cropping the full decode).
 
         Raises:
             ValueError: lengths differ, or a region is malformed (a caller bug).
@@ -497,10 +507,7 @@ class ImageDecoder:
             index.append(i)
             kinds.append(fmt)
         if streams:
-            if self.device is Device.CPU:
-                decoded = self._decoder().decode(streams, params=self._params)
-            else:
-                decoded = self._decode_batch_gpu(streams, cuda_stream)
+            decoded = self._decode_streams(streams, [sources[i] for i in index])
             for i, fmt, img in zip(index, kinds, decoded):
                 results[i] = self._finish(img, fmt, data[i], sources[i])
         return results
@@ -514,19 +521,26 @@ class ImageDecoder:
             raise out
         return out
 
+    def _decode_streams(self, streams: list[Any], sources: list[str | None]) -> list[Any]:
+        """The parsed code streams decoded: an nvimgcodec ``Image``, or ``None`` on failure, each.
+
+        ``sources`` names the streams, for messages.
+        """
+        return list(self._decoder().decode(streams, params=self._params))
+
     def _finish(self, img: Any, fmt: str, raw: Any, source: str | None) -> Any:
         if img is None:
             return DecodeError(self._failure_reason(fmt, raw), source)
-        if self.device is Device.CPU:
-            arr = host_array(img)
-            xp = np
-        else:
-            arr, xp = self._gpu_array(img)
+        arr, xp = self._to_array(img)
         if arr.ndim == 2:
             arr = arr[:, :, None]
         if self.output_type is ImageType.YCbCr:
             arr = rgb_to_ycbcr(arr, xp)
         return arr
+
+    def _to_array(self, img: Any) -> tuple[Any, Any]:
+        """A decoded image as an array, and its array module."""
+        return host_array(img), np
 
     @staticmethod
     def _failure_reason(fmt: str, raw: Any) -> str:
@@ -540,105 +554,113 @@ class ImageDecoder:
                 )
         return f"corrupt or truncated {fmt.upper()} data ({size} bytes): decoding failed"
 
-    # -- GPU path (Device.MIXED): see GpuImageDecoder ------------------------
-
-    def _make_gpu_decoder(self, nv: Any) -> Any:
-        """A decoder on ``device_id`` trying the hardware JPEG engine, then CUDA,
-        then hybrid CPU/GPU, then the CPU (for formats or images the GPU
-        backends refuse, e.g. progressive JPEG on the hardware engine)."""
-        device_id = nv.NVIMGCODEC_DEVICE_CURRENT if self.device_id is None else self.device_id
-        backends = [
-            nv.Backend(nv.BackendKind.HW_GPU_ONLY),
-            nv.Backend(nv.BackendKind.GPU_ONLY),
-            nv.Backend(nv.BackendKind.HYBRID_CPU_GPU),
-            nv.Backend(nv.BackendKind.CPU_ONLY),
-        ]
-        return nv.Decoder(device_id=device_id, max_num_cpu_threads=self._gpu_cpu_threads(), backends=backends)
-
-    def _gpu_cpu_threads(self) -> int:
-        return 1
-
-    def _decode_batch_gpu(self, streams: list[Any], cuda_stream: int) -> list[Any]:
-        """Queue the batch on ``cuda_stream`` (an int ``cudaStream_t``).
-
-        nvimgcodec returns once the work is queued; the images are ordered on
-        that stream, not finished. ``_gpu_array`` wraps them with
-        ``cupy.from_dlpack``, which makes cupy's current stream wait on the
-        image's stream (no host block).
-        """
-        return list(self._decoder().decode(streams, params=self._params, cuda_stream=cuda_stream))
-
-    @staticmethod
-    def _gpu_array(img: Any) -> tuple[Any, Any]:
-        """nvimgcodec device Image (or a cupy array already) -> cupy array (zero copy)."""
-        try:
-            import cupy
-        except ImportError as exc:
-            raise MissingDependencyError("cupy-cuda13x", "gpu", "GPU image decoding") from exc
-        if isinstance(img, cupy.ndarray):
-            return img, cupy
-        return cupy.from_dlpack(img), cupy
-
     def __repr__(self) -> str:
         return (
-            f"ImageDecoder(device={self.device.value!r}, output_type={self.output_type.name}, "
+            f"{type(self).__name__}(device={self.device.value!r}, output_type={self.output_type.name}, "
             f"adjust_orientation={self.adjust_orientation}, max_pixels={self.max_pixels})"
         )
 
 
+def _cpu_only_decoder() -> Any:
+    """An nvimgcodec Decoder on the CPU backend, with one CPU thread."""
+    nv = nvimgcodec_module()
+    return nv.Decoder(
+        device_id=nv.NVIMGCODEC_DEVICE_CPU_ONLY,
+        max_num_cpu_threads=1,
+        backends=[nv.Backend(nv.BackendKind.CPU_ONLY)],
+    )
+
+
+def _cupy() -> Any:
+    """cupy, imported on first GPU use (``import streamflow`` must not import it)."""
+    try:
+        import cupy
+    except ImportError as exc:
+        raise MissingDependencyError("cupy-cuda13x", "gpu", "GPU image decoding") from exc
+    return cupy
+
+
 class _ConfirmedBad:
-    """A GPU failure that the CPU decoder reproduced: the data is bad."""
+    """Marks a sample that failed on the GPU and on the CPU decoder: the data is bad."""
 
 
-CONFIRMED_BAD = _ConfirmedBad()
+_CONFIRMED_BAD = _ConfirmedBad()
 
 
 class GpuImageDecoder(ImageDecoder):
-    """Mixed decoding for one GPU stage: ONE nvImageCodec decoder, batch calls serialized.
+    """Decodes to the GPU for one GPU stage: ONE nvImageCodec decoder, one batch at a time.
 
-    nvImageCodec's GPU decoder holds nvJPEG and hardware-engine state and a pool
-    of ``cpu_threads`` CPU threads of its own; one per stage (not per worker
-    thread) keeps that to one copy. Calls are serialized by a lock (one
-    ``Decoder`` used from several threads at once crashes).
+    nvImageCodec's GPU decoder holds nvJPEG and hardware-engine state and a
+    pool of ``cpu_threads`` threads of its own, so a stage has one (not one per
+    worker thread). It is built on the first batch, with the backends in this
+    order: the hardware JPEG engine (baseline JPEG only), CUDA, hybrid
+    CPU/GPU, CPU; nvImageCodec gives each image to the first that takes it.
+    ``decode_batch`` holds a lock: one ``Decoder`` used from several threads
+    at once crashes, so batch calls never overlap.
 
-    nvImageCodec returns ``None`` for every failure, out-of-memory included.
-    So a sample that fails on the GPU is not called bad at once: device memory
-    cached by cupy is freed (once per batch), the sample is retried alone on
-    the GPU, and if that fails too it is decoded on the CPU. A CPU success means
-    the data is good and the device could not decode it (memory, or a feature
-    its backends lack): the CPU result is copied to the device and counted in
-    ``cpu_fallbacks`` (with one warning). Only a failure the CPU decoder
-    confirms is a ``DecodeError``: a full device never makes a good file "bad".
+    Results are cupy arrays on ``device_id``, ordered on ``cuda_stream`` (the
+    decode is queued there and returns before it has run): work on another
+    stream must wait on that stream (an event) before reading them.
+
+    nvImageCodec returns ``None`` for every failure, device out-of-memory
+    included, so a sample that fails on the GPU is not called bad at once:
+    cached device memory is freed (once per batch), the sample is retried
+    alone on the GPU and, if that fails too, decoded by a CPU-only decoder.
+    A CPU failure confirms bad data: a ``DecodeError`` that says so. A CPU
+    success means the device could not decode a good file (memory, or a
+    feature its backends lack): the CPU result is copied to the device,
+    counted in ``cpu_fallbacks`` and warned about once. A full device never
+    turns a good file into a ``DecodeError``.
+
+    The device operations are the methods ``_gpu_decode``, ``_free_device_memory``,
+    ``_to_device``, ``_to_array`` and ``_on_stream``: a subclass can replace them
+    to run the triage without a GPU.
 
     Args:
         device_id: the GPU.
-        cuda_stream: the stage's stream (``cudaStream_t`` as an int); decoded
-            images are ordered on it.
-        cpu_threads: CPU threads of the decoder (for the CPU parts of hybrid decoding).
-        output_type, adjust_orientation, max_pixels: as ``ImageDecoder``.
+        cuda_stream: the stage's stream, a ``cudaStream_t`` as an int (0: the
+            legacy default stream).
+        cpu_threads: CPU threads of the nvImageCodec decoder (hybrid and CPU
+            backends); at least 1.
+        output_type: as ``ImageDecoder``.
+        adjust_orientation: as ``ImageDecoder``.
+        max_pixels: as ``ImageDecoder``.
+
+    Attributes:
+        cpu_fallbacks: images the GPU could not decode and the CPU did.
+
+    Raises:
+        ValueError: a bad argument (see ``ImageDecoder``; ``cpu_threads < 1``).
+        MissingDependencyError: nvImageCodec is not installed.
     """
 
-    def __init__(self, *, device_id: int, cuda_stream: int, cpu_threads: int = 1,
-                 output_type: ImageType | str = ImageType.RGB, adjust_orientation: bool = True,
-                 max_pixels: int | None = 128_000_000) -> None:
-        super().__init__(Device.MIXED, device_id=device_id, output_type=output_type,
-                         adjust_orientation=adjust_orientation, max_pixels=max_pixels)
+    _DEVICE: ClassVar[Device] = Device.MIXED
+    device_id: int
+
+    def __init__(
+        self,
+        *,
+        device_id: int,
+        cuda_stream: int,
+        cpu_threads: int = 1,
+        output_type: ImageType | str = ImageType.RGB,
+        adjust_orientation: bool = True,
+        max_pixels: int | None = 128_000_000,
+    ) -> None:
+        super().__init__(
+            Device.MIXED, device_id=int(device_id), output_type=output_type,
+            adjust_orientation=adjust_orientation, max_pixels=max_pixels,
+        )
+        if cpu_threads < 1:
+            raise ValueError(f"cpu_threads must be at least 1, got {cpu_threads}")
         self.cuda_stream = int(cuda_stream)
-        self.cpu_threads = max(1, int(cpu_threads))
+        self.cpu_threads = int(cpu_threads)
         self.cpu_fallbacks = 0
         self._lock = threading.Lock()
         self._gpu_decoder: Any = None
         self._cpu_decoder: Any = None
+        self._cupy_stream: Any = None
         self._warned = False
-
-    def _gpu_cpu_threads(self) -> int:
-        return self.cpu_threads
-
-    def _decoder(self) -> Any:
-        """The one GPU decoder (built on first use; callers hold ``_lock``)."""
-        if self._gpu_decoder is None:
-            self._gpu_decoder = self._make_gpu_decoder(nvimgcodec_module())
-        return self._gpu_decoder
 
     def decode_batch(
         self,
@@ -646,78 +668,166 @@ class GpuImageDecoder(ImageDecoder):
         sources: Sequence[str | None],
         *,
         regions: Sequence[Region | None] | None = None,
-        cuda_stream: int = 0,
     ) -> list[Any]:
-        """As ``ImageDecoder.decode_batch``, on the stage's stream; one batch at a time."""
-        with self._lock:
-            return super().decode_batch(data, sources, regions=regions, cuda_stream=cuda_stream or self.cuda_stream)
+        """Decode a batch to the GPU; one result per input, in order.
 
-    # -- seams (a test replaces these to run without a GPU) --------------------
+        As ``ImageDecoder.decode_batch``, with cupy arrays ordered on
+        ``cuda_stream``. Callable from any thread; calls run one at a time.
 
-    def _gpu_decode(self, streams: list[Any], cuda_stream: int) -> list[Any]:
-        """The GPU decoder on ``streams``: an image or ``None`` each."""
-        return ImageDecoder._decode_batch_gpu(self, streams, cuda_stream)
+        Raises:
+            ValueError: lengths differ, or a region is malformed (a caller bug).
+            MissingDependencyError: cupy is not installed.
+        """
+        with self._lock, self._on_stream():
+            return super().decode_batch(data, sources, regions=regions)
 
-    def free_device_memory(self) -> None:
-        """Give cupy's cached device memory back, so a retry finds room."""
-        try:
-            import cupy
-        except ImportError:
-            return
-        cupy.get_default_memory_pool().free_all_blocks()
+    def _decoder(self) -> Any:
+        """The one GPU decoder (built on first use; callers hold the lock)."""
+        if self._gpu_decoder is None:
+            self._gpu_decoder = self._make_gpu_decoder(nvimgcodec_module())
+        return self._gpu_decoder
 
-    def _cpu_decode(self, stream: Any) -> Any:
-        """Decode one code stream on the CPU: a host array, or ``None`` when the data is bad."""
-        if self._cpu_decoder is None:
-            nv = nvimgcodec_module()
-            self._cpu_decoder = nv.Decoder(
-                device_id=nv.NVIMGCODEC_DEVICE_CPU_ONLY, max_num_cpu_threads=1,
-                backends=[nv.Backend(nv.BackendKind.CPU_ONLY)],
-            )
-        (img,) = self._cpu_decoder.decode([stream], params=self._params)
-        return None if img is None else host_array(img)
+    def _make_gpu_decoder(self, nv: Any) -> Any:
+        """The stage's nvImageCodec decoder; each image goes to the first backend that takes it."""
+        backends = [
+            nv.Backend(nv.BackendKind.HW_GPU_ONLY),
+            nv.Backend(nv.BackendKind.GPU_ONLY),
+            nv.Backend(nv.BackendKind.HYBRID_CPU_GPU),
+            nv.Backend(nv.BackendKind.CPU_ONLY),
+        ]
+        return nv.Decoder(device_id=self.device_id, max_num_cpu_threads=self.cpu_threads, backends=backends)
 
-    def _to_device(self, host: np.ndarray) -> Any:
-        """A host image copied to the device, ordered on the stage's stream."""
-        import cupy
+    # -- failure triage --------------------------------------------------------
 
-        with cupy.cuda.Device(self.device_id), cupy.cuda.ExternalStream(self.cuda_stream, self.device_id):
-            return cupy.asarray(host)
+    def _decode_streams(self, streams: list[Any], sources: list[str | None]) -> list[Any]:
+        """GPU decode; each failure retried alone, then told bad or good by the CPU decoder.
 
-    # -- the GPU path with its failure triage --------------------------------
-
-    def _decode_batch_gpu(self, streams: list[Any], cuda_stream: int) -> list[Any]:
-        out = self._gpu_decode(streams, cuda_stream)
+        Returns per stream an nvimgcodec device ``Image``, a device array (a
+        CPU fallback), or ``_CONFIRMED_BAD``; never ``None``.
+        """
+        out = self._gpu_decode(streams)
         failed = [k for k, img in enumerate(out) if img is None]
         if not failed:
             return out
-        self.free_device_memory()
+        # None may be a full device: make room once for the whole batch, and
+        # retry each failure alone (a batch needs more memory than one image).
+        self._free_device_memory()
+        fallbacks: list[str | None] = []
         for k in failed:
-            (again,) = self._gpu_decode([streams[k]], cuda_stream)
+            (again,) = self._gpu_decode([streams[k]])
             if again is not None:
                 out[k] = again
                 continue
             host = self._cpu_decode(streams[k])
             if host is None:
-                out[k] = CONFIRMED_BAD
+                out[k] = _CONFIRMED_BAD
                 continue
             out[k] = self._to_device(host)
             self.cpu_fallbacks += 1
-            if not self._warned:
-                self._warned = True
-                warnings.warn(
-                    "the GPU could not decode an image that the CPU decoder reads (device memory "
-                    "full, or a feature the GPU backends lack); such images are decoded on the CPU "
-                    "and copied to the GPU (count: decoder.cpu_fallbacks)",
-                    RuntimeWarning,
-                    stacklevel=2,
-                )
+            fallbacks.append(sources[k])
+        if fallbacks:
+            self._warn_once(fallbacks)
         return out
 
+    def _cpu_decode(self, stream: Any) -> np.ndarray | None:
+        """One code stream decoded by the CPU-only decoder: a host array, or ``None`` (bad data)."""
+        if self._cpu_decoder is None:
+            self._cpu_decoder = _cpu_only_decoder()
+        (img,) = self._cpu_decoder.decode([stream], params=self._params)
+        return None if img is None else host_array(img)
+
+    def _warn_once(self, sources: list[str | None]) -> None:
+        if self._warned:
+            return
+        self._warned = True
+        named = [s for s in sources if s]
+        example = f" (e.g. {named[0]})" if named else ""
+        warnings.warn(
+            f"the GPU could not decode {len(sources)} image(s) of a batch{example} that the CPU "
+            "decoder reads; they were decoded on the CPU and copied to the device. Likely cause: "
+            "device memory is exhausted (freeing cached memory and retrying each image alone did "
+            "not help); else a feature the GPU backends do not handle. Warned once; "
+            "cpu_fallbacks of the decoder counts them all.",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+
     def _finish(self, img: Any, fmt: str, raw: Any, source: str | None) -> Any:
-        if img is CONFIRMED_BAD:
-            return DecodeError(f"{self._failure_reason(fmt, raw)} (the CPU decoder failed on it too)", source)
+        if img is _CONFIRMED_BAD:
+            return DecodeError(
+                f"{self._failure_reason(fmt, raw)}; confirmed by the CPU decoder, which fails on "
+                "it too (not a device failure)",
+                source,
+            )
         return super()._finish(img, fmt, raw, source)
 
+    # -- device operations (a subclass replaces these to run without a GPU) ----
+
+    def _gpu_decode(self, streams: list[Any]) -> list[Any]:
+        """One call of the GPU decoder: an nvimgcodec device ``Image`` or ``None``, each.
+
+        Returns once the work is queued on ``cuda_stream``.
+        """
+        return list(self._decoder().decode(streams, params=self._params, cuda_stream=self.cuda_stream))
+
+    def _stream(self, cupy: Any) -> Any:
+        """``cuda_stream`` as a cupy stream (made once)."""
+        if self._cupy_stream is None:
+            self._cupy_stream = (
+                cupy.cuda.Stream.null
+                if self.cuda_stream == 0
+                else cupy.cuda.ExternalStream(self.cuda_stream, self.device_id)
+            )
+        return self._cupy_stream
+
+    def _on_stream(self) -> contextlib.AbstractContextManager[Any]:
+        """Make the device and ``cuda_stream`` current, so the batch's arrays are made there.
+
+        ``cupy.from_dlpack`` then consumes each image on the stream that
+        decoded it, and copies and conversions are queued after the decode.
+        """
+        cupy = _cupy()
+        stack = contextlib.ExitStack()
+        stack.enter_context(cupy.cuda.Device(self.device_id))
+        stack.enter_context(self._stream(cupy))
+        return stack
+
+    def _free_device_memory(self) -> None:
+        """Give cached device memory back, so that a retry finds room.
+
+        Frees the blocks cupy's pool caches and trims the device's default
+        CUDA memory pool, where nvImageCodec allocates its buffers
+        (``cudaMallocAsync``) and which the GPU stages let keep freed memory
+        (``configure_memory_pool``). Memory freed by work still queued counts
+        as in use, so the stream is synchronized first.
+        """
+        try:
+            import cupy
+        except ImportError:
+            return
+        with cupy.cuda.Device(self.device_id):
+            self._stream(cupy).synchronize()
+            cupy.get_default_memory_pool().free_all_blocks()
+            rt = cupy.cuda.runtime
+            try:
+                rt.memPoolTrimTo(rt.deviceGetDefaultMemPool(self.device_id), 0)
+            except (AttributeError, rt.CUDARuntimeError):
+                pass  # no stream-ordered allocator: cupy's pool was all there was to free
+
+    def _to_device(self, host: np.ndarray) -> Any:
+        """A host image copied to the device (queued on ``cuda_stream``, current in ``decode_batch``)."""
+        return _cupy().asarray(host)
+
+    def _to_array(self, img: Any) -> tuple[Any, Any]:
+        """A decoded image as a cupy array (zero copy for an nvimgcodec device ``Image``)."""
+        cupy = _cupy()
+        if isinstance(img, cupy.ndarray):
+            return img, cupy
+        return cupy.from_dlpack(img), cupy
+
     def __repr__(self) -> str:
-        return f"Gpu{super().__repr__()[:-1]}, device_id={self.device_id}, cpu_threads={self.cpu_threads})"
+        return (
+            f"GpuImageDecoder(device_id={self.device_id}, cuda_stream={self.cuda_stream:#x}, "
+            f"cpu_threads={self.cpu_threads}, output_type={self.output_type.name}, "
+            f"adjust_orientation={self.adjust_orientation}, max_pixels={self.max_pixels})"
+        )

@@ -26,6 +26,7 @@ import numpy as np
 from streamflow.errors import PipelineDefinitionError, ReadError
 from streamflow.types import Device, OutOfBoundsPolicy, parse_device
 
+from . import kvikio_backend
 from .npy_header import NpyHeader
 from .npy_plan import (
     PreparedRead,
@@ -330,8 +331,6 @@ async def read_npy(
     coalesce = _coalesce_args(max_gap, max_waste, max_reads)
     loop = asyncio.get_running_loop()
     if dev is Device.GPU:
-        from . import kvikio_backend
-
         return await kvikio_backend.read_npy_gpu(
             path,
             roi=roi,

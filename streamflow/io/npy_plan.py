@@ -220,8 +220,9 @@ def assemble_region(xp: Any, buf: Any, prep: PreparedRead, fill_value: Any) -> A
             pos = plan.run_positions if xp is np else xp.asarray(plan.run_positions)
             raw = windows[pos]  # (n, L) copy of exactly the useful bytes
         if not dtype.isnative and itemsize > 1:
+            # complex: each of the two parts is swapped on its own
             unit = itemsize // 2 if dtype.kind == "c" else itemsize
-            raw = xp.ascontiguousarray(raw.reshape(n, L // unit, unit)[:, :, ::-1])
+            raw = xp.ascontiguousarray(raw.reshape(n, L // unit, unit)[:, :, ::-1]).reshape(n, L)
         elif n == 1 and buf.size != L:
             raw = raw.copy()  # do not keep the bigger read buffer alive
         else:

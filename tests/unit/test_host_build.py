@@ -63,6 +63,54 @@ def test_the_flip_kernel_on_numpy_buffers(module: HostModule) -> None:
     np.testing.assert_array_equal(outs[1], images[1][::-1, ::-1])
 
 
+_GRIDS = [((1, 1), (1, 1, 1)), ((2, 1), (3, 1, 1)), ((64, 1), (256, 1, 1))]
+_DTYPES = {1: np.uint8, 2: np.uint16, 4: np.float32, 8: np.int64}
+
+
+@pytest.mark.parametrize("gx, block", [(g[0], b) for g, b in _GRIDS])
+@pytest.mark.parametrize("size", sorted(_DTYPES))
+def test_flip_over_a_batch_of_odd_sizes(module: HostModule, gx: int, block, size: int) -> None:
+    """Several samples (planes, odd extents, every flip combination) in one launch, any grid."""
+    rng = np.random.default_rng(size)
+    shapes = [(1, 5, 7, 3), (2, 9, 4, 1), (1, 1, 13, 2), (3, 11, 1, 4)]
+    images = [rng.integers(0, 100, s).astype(_DTYPES[size]) for s in shapes]
+    outs = [np.zeros_like(i) for i in images]
+    S = K.FLIP_SLOTS
+    P = np.zeros((len(images), K.NP), dtype=np.int64)
+    for j, (img, out) in enumerate(zip(images, outs)):
+        P[j, S["SRC"]], P[j, S["DST"]] = img.ctypes.data, out.ctypes.data
+        P[j, S["P"]], P[j, S["H"]], P[j, S["W"]], P[j, S["C"]] = img.shape
+        P[j, S["HFLIP"]], P[j, S["VFLIP"]] = j & 1, j >> 1
+    module.launch(f"sf_flip_b{size}", (gx, len(images), 1), block, P.ctypes.data)
+    for j, (img, out) in enumerate(zip(images, outs)):
+        want = img[:, :, ::-1] if j & 1 else img
+        want = want[:, ::-1] if j >> 1 else want
+        np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("gx, block", [(g[0], b) for g, b in _GRIDS])
+def test_crop_windows_partly_outside_take_the_fill(module: HostModule, gx: int, block) -> None:
+    """Crop windows over the edges (and one wholly outside) against numpy slicing of a padded image."""
+    rng = np.random.default_rng(1)
+    img = rng.random((7, 10, 3), dtype=np.float32)
+    fill = np.array([-1.0, -2.0, -3.0], dtype=np.float32)
+    windows = [(-2, -3, 5, 6), (4, 7, 6, 5), (0, 0, 7, 10), (1, 2, 3, 4), (20, 20, 2, 3), (-1, -1, 9, 12)]
+    pad = 30
+    padded = np.broadcast_to(fill, (7 + 2 * pad, 10 + 2 * pad, 3)).copy()
+    padded[pad:pad + 7, pad:pad + 10] = img
+    outs = [np.full((oh, ow, 3), np.nan, dtype=np.float32) for _, _, oh, ow in windows]
+    S = K.CROP_SLOTS
+    P = np.zeros((len(windows), K.NP), dtype=np.int64)
+    for j, ((y0, x0, oh, ow), out) in enumerate(zip(windows, outs)):
+        P[j, S["SRC"]], P[j, S["SRC_STRIDE"]], P[j, S["DST"]], P[j, S["FILL"]] = (
+            img.ctypes.data, 10 * 3, out.ctypes.data, fill.ctypes.data)
+        P[j, S["H"]], P[j, S["W"]], P[j, S["C"]] = img.shape
+        P[j, S["OH"]], P[j, S["OW"]], P[j, S["Y0"]], P[j, S["X0"]] = oh, ow, y0, x0
+    module.launch("sf_crop_b4", (gx, len(windows), 1), block, P.ctypes.data)
+    for (y0, x0, oh, ow), out in zip(windows, outs):
+        np.testing.assert_array_equal(out, padded[pad + y0:pad + y0 + oh, pad + x0:pad + x0 + ow])
+
+
 def test_a_compile_error_names_the_problem() -> None:
     with pytest.raises(HostBuildError, match="(?s)host build of the kernels failed.*error: expected unqualified-id"):
         HostModule("this is not C++;", ["k"])
