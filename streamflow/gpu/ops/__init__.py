@@ -6,6 +6,7 @@ that runs ``op``.
 
 from . import (
     arithmetic,
+    conditional,
     copy_to_gpu,
     crop,
     crop_mirror_normalize,
@@ -20,6 +21,7 @@ from .registry import GpuImpl, find_impl, register
 __all__ = [
     "GpuImpl",
     "arithmetic",
+    "conditional",
     "copy_to_gpu",
     "crop",
     "crop_mirror_normalize",
