@@ -26,6 +26,7 @@ from ..ops.reshape import expand_dims, reshape, squeeze
 from ..ops.resize import resize
 from ..ops.rotate import rotate
 from ..ops.shapes import shapes
+from ..ops.slice import slice
 from ..ops.transpose import transpose
 from ..ops.warp_affine import warp_affine
 from . import decoders, random, readers
@@ -74,4 +75,5 @@ __all__ = [
     "torch_python_function",
     "transpose",
     "warp_affine",
+    "slice",
 ]
