@@ -188,8 +188,9 @@ class Operator(abc.ABC):
     merges_branches: ClassVar[bool] = False
 
     #: Whether ``run`` must see the whole batch in one chunk (operators that mix
-    #: samples, e.g. ``permute_batch``); others get parts of a batch.
-    whole_batch: ClassVar[bool] = False
+    #: samples, e.g. ``permute_batch``); others get parts of a batch. Rows that
+    #: failed earlier in the batch are not in it.
+    whole_batch: bool = False
 
     def output_channels(self, input_channels: Sequence[int | None]) -> int | None:
         """Channels of the outputs' samples when known at definition (None: unknown)."""

@@ -20,6 +20,7 @@ from ..ops.crop_mirror_normalize import crop_mirror_normalize
 from ..ops.external_source import external_source
 from ..ops.flip import flip
 from ..ops.normalize import normalize
+from ..ops.permute_batch import permute_batch
 from ..ops.python_function import dl_tensor_python_function, python_function, torch_python_function
 from ..ops.random_resized_crop import random_resized_crop
 from ..ops.reshape import expand_dims, reshape, squeeze
@@ -61,6 +62,7 @@ __all__ = [
     "image_decoder_slice",
     "normalize",
     "numpy_reader",
+    "permute_batch",
     "python_function",
     "random",
     "random_resized_crop",

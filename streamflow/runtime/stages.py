@@ -12,6 +12,7 @@ stage, operator and file, or (``on_error="skip"``) counted and replaced.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -237,25 +238,43 @@ class ComputeStage(Stage):
             return work
         for data in self._arena_outputs:
             work.arenas[data] = BatchArena(n)
-        parts = min(n, self.ctx.chunks_per_batch)
-        bounds = [round(i * n / parts) for i in range(parts + 1)]
-        results = await asyncio.gather(
-            *(self.ctx.workers.call(self._run_chain, work, bounds[i], bounds[i + 1]) for i in range(parts))
-        )
         failures: dict[int, tuple[OpNode, SampleError]] = {}
-        for values, chunk_failures in results:
-            failures.update(chunk_failures)
-            for key, column in values.items():
-                work.values.setdefault(key, []).extend(column)
+        for nodes, whole in self._segments:
+            parts = 1 if whole else min(n, self.ctx.chunks_per_batch)
+            bounds = [round(i * n / parts) for i in range(parts + 1)]
+            done = frozenset(failures)
+            results = await asyncio.gather(*(
+                self.ctx.workers.call(self._run_chain, nodes, work, bounds[i], bounds[i + 1], done)
+                for i in range(parts)
+            ))
+            for values, chunk_failures in results:
+                failures.update(chunk_failures)
+                for key, column in values.items():
+                    work.values.setdefault(key, []).extend(column)
+            if failures and self.ctx.on_error is ErrorPolicy.RAISE:
+                break
         self.ctx.stats.count_op_batch([node.name for node in self.plan.nodes])
         self._drop_unneeded(work)
         return await self._handle_failures(work, failures, attempt)
 
-    def _run_chain(self, work: Work, start: int, stop: int) -> tuple[dict[DataNode, list[Any]], dict[int, tuple[OpNode, SampleError]]]:
-        """Worker thread: every operator of the stage on rows [start, stop)."""
+    @functools.cached_property
+    def _segments(self) -> list[tuple[tuple[OpNode, ...], bool]]:
+        """The stage's operators in runs: chunked ones, and whole-batch ones (one call per batch)."""
+        segments: list[tuple[tuple[OpNode, ...], bool]] = []
+        for node in self.plan.nodes:
+            whole = bool(node.op.whole_batch)
+            if segments and not whole and not segments[-1][1]:
+                segments[-1] = ((*segments[-1][0], node), False)
+            else:
+                segments.append(((node,), whole))
+        return segments
+
+    def _run_chain(self, nodes: tuple[OpNode, ...], work: Work, start: int, stop: int,
+                   failed: frozenset[int]) -> tuple[dict[DataNode, list[Any]], dict[int, tuple[OpNode, SampleError]]]:
+        """Worker thread: ``nodes`` on rows [start, stop) but the ``failed`` ones."""
         return run_chain(
-            self.ctx, self.label, self.plan.nodes, work, start, stop, _run_isolated,
-            stop_at_failure=self.ctx.on_error is ErrorPolicy.RAISE,
+            self.ctx, self.label, nodes, work, start, stop, _run_isolated,
+            stop_at_failure=self.ctx.on_error is ErrorPolicy.RAISE, failed=failed,
         )
 
 
@@ -274,6 +293,7 @@ def run_chain(
     stop_at_failure: bool = False,
     prepare_inputs: Callable[[OpNode, list[list[Any]]], list[list[Any]]] | None = None,
     prepare_arg: Callable[[Any], Any] | None = None,
+    failed: frozenset[int] = frozenset(),
 ) -> tuple[dict[DataNode, list[Any]], dict[int, tuple[OpNode, SampleError]]]:
     """Run ``nodes`` in order on rows [start, stop) of ``work`` (on the calling thread).
 
@@ -281,12 +301,13 @@ def run_chain(
     new columns (full length, even if every row failed early) and the failures
     by row of ``work``. ``call`` runs one operator on a chunk (CPU: with
     per-row isolation; GPU: its device implementation), ``prepare_inputs`` and
-    ``prepare_arg`` move data where the operator wants it.
+    ``prepare_arg`` move data where the operator wants it. Rows of ``work`` in
+    ``failed`` (failed in an earlier call) are left out.
     """
     size = stop - start
     local: dict[DataNode, list[Any]] = {data: [None] * size for node in nodes for data in node.outputs}
     failures: dict[int, tuple[OpNode, SampleError]] = {}
-    alive = list(range(size))
+    alive = [r for r in range(size) if start + r not in failed]
     ids = work.sample_ids[start:stop]
     sources = work.sources[start:stop]
 
@@ -334,10 +355,10 @@ def run_chain(
             for j, r in enumerate(rows):
                 col[r] = outputs[index][j]
         if chunk.failures:
-            failed = {rows[j] for j in chunk.failures}
+            failed_here = {rows[j] for j in chunk.failures}
             for j, err in chunk.failures.items():
                 failures[start + rows[j]] = (node, err)
-            alive = [r for r in alive if r not in failed]
+            alive = [r for r in alive if r not in failed_here]
             if stop_at_failure:
                 break
     return local, failures
