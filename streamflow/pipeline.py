@@ -318,7 +318,9 @@ class Pipeline:
         missing = sorted({n.op.name for n in gpu_nodes if find_impl(n.op) is None})
         if missing:
             raise PipelineDefinitionError(
-                f"{', '.join(missing)} cannot run on the GPU yet (no GPU implementation); use device='cpu'"
+                f"{', '.join(missing)} cannot run on the GPU yet (no GPU implementation here); run "
+                "it on the CPU: keep its input on the CPU (e.g. decode with device='cpu', call .gpu() "
+                "after it) and pass device='cpu', or use device_id='auto' on a machine without a GPU"
             )
         self._gpu_index = index
 
