@@ -183,6 +183,9 @@ class Operator(abc.ABC):
     #: Whether the operator keeps its first input's channel count (image transforms do).
     keeps_channels: ClassVar[bool] = False
 
+    #: Whether ``run`` needs the whole batch in one chunk (an output sample reads other rows).
+    whole_batch: bool = False
+
     def output_channels(self, input_channels: Sequence[int | None]) -> int | None:
         """Channels of the outputs' samples when known at definition (None: unknown)."""
         if self.keeps_channels and input_channels:

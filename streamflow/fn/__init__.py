@@ -20,6 +20,7 @@ from ..ops.crop_mirror_normalize import crop_mirror_normalize
 from ..ops.external_source import external_source
 from ..ops.flip import flip
 from ..ops.normalize import normalize
+from ..ops.paste import multi_paste, paste
 from ..ops.python_function import dl_tensor_python_function, python_function, torch_python_function
 from ..ops.random_resized_crop import random_resized_crop
 from ..ops.reshape import expand_dims, reshape, squeeze
@@ -76,4 +77,6 @@ __all__ = [
     "transpose",
     "warp_affine",
     "slice",
+    "paste",
+    "multi_paste",
 ]
