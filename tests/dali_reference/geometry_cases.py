@@ -322,8 +322,48 @@ MULTI_PASTE: list[Case] = [
     Case("err_not_uniform", _images, lambda m, x: m.fn.multi_paste(x, in_ids=[0, 1]), "HWC", error=True),
 ]
 
+def _vol_u8() -> list[np.ndarray]:
+    v = volume().astype(np.float32)
+    return [np.round((v - v.min()) / (v.max() - v.min()) * 255).astype(np.uint8)]
+
+
+def _vol_f32() -> list[np.ndarray]:
+    return [volume().astype(np.float32) / 100]
+
+
+_SHEAR = [1.0, 0.2, 0.1, -3.0, 0.05, 0.9, 0.0, 2.5, -0.1, 0.0, 1.1, 1.5]  # 3x4, (x, y, z)
+
+VOLUME: list[Case] = [
+    Case("flip_depthwise", _vol, lambda m, x: m.fn.flip(x, horizontal=0, depthwise=1), "DHWC"),
+    Case("flip_all", _vol, lambda m, x: m.fn.flip(x, horizontal=1, vertical=1, depthwise=1), "DHWC"),
+    Case("crop_centre", _vol, lambda m, x: m.fn.crop(x, crop=(10, 20, 15)), "DHWC"),
+    Case("crop_dhw_pos", _vol, lambda m, x: m.fn.crop(x, crop_d=10, crop_h=20, crop_w=15, crop_pos_z=0.3,
+                                                      crop_pos_x=0.1, crop_pos_y=0.8), "DHWC"),
+    Case("crop_pad", _vol, lambda m, x: m.fn.crop(x, crop=(31, 50, 40), out_of_bounds_policy="pad",
+                                                  fill_values=-7), "DHWC"),
+    Case("resize_up_u8", _vol_u8, lambda m, x: m.fn.resize(x, size=(30, 50, 40)), "DHWC", atol=1),
+    Case("resize_down_u8", _vol_u8, lambda m, x: m.fn.resize(x, size=(12, 20, 16)), "DHWC", atol=1),
+    Case("resize_x_f32", _vol_f32, lambda m, x: m.fn.resize(x, resize_x=66), "DHWC", atol=1e-2),
+    Case("resize_xy_f32", _vol_f32, lambda m, x: m.fn.resize(x, resize_x=20, resize_y=50), "DHWC", atol=1e-2),
+    Case("resize_shorter_nn", _vol_u8, lambda m, x: m.fn.resize(x, resize_shorter=50, interp_type=m.types.INTERP_NN),
+         "DHWC"),
+    Case("resize_shorter_linear", _vol_u8, lambda m, x: m.fn.resize(x, resize_shorter=40), "DHWC", atol=1),
+    Case("rotate_z", _vol_u8, lambda m, x: m.fn.rotate(x, axis=(0, 0, 1), angle=30), "DHWC", atol=1),
+    Case("rotate_x_fill", _vol_u8, lambda m, x: m.fn.rotate(x, axis=(1, 0, 0), angle=30, fill_value=0), "DHWC",
+         atol=1),
+    Case("rotate_diag_keep", _vol_f32, lambda m, x: m.fn.rotate(x, axis=(1, 1, 1), angle=20, keep_size=True),
+         "DHWC", atol=1e-2),
+    Case("rotate_nn", _vol, lambda m, x: m.fn.rotate(x, axis=(1, 2, 3), angle=77, fill_value=0,
+                                                     interp_type=m.types.INTERP_NN), "DHWC"),
+    Case("warp_shear", _vol_u8, lambda m, x: m.fn.warp_affine(x, matrix=_SHEAR, fill_value=0), "DHWC", atol=1),
+    Case("warp_size_clamp", _vol_f32, lambda m, x: m.fn.warp_affine(x, matrix=_SHEAR, size=(20, 30, 40)), "DHWC",
+         atol=1e-2),
+    Case("warp_forward_map", _vol_u8, lambda m, x: m.fn.warp_affine(x, matrix=_SHEAR, inverse_map=False,
+                                                                    fill_value=255), "DHWC", atol=1),
+]
+
 #: Every operator's cases, by the name of its reference file.
-CASES: dict[str, list[Case]] = {"slice": SLICE, "paste": PASTE, "multi_paste": MULTI_PASTE}
+CASES: dict[str, list[Case]] = {"slice": SLICE, "paste": PASTE, "multi_paste": MULTI_PASTE, "volume": VOLUME}
 
 
 # --- the streamflow side (used by the tests; the recorder never calls these) ---------------------
