@@ -21,6 +21,7 @@ from ..ops.external_source import external_source
 from ..ops.flip import flip
 from ..ops.normalize import normalize
 from ..ops.paste import multi_paste, paste
+from ..ops.peek_image_shape import peek_image_shape
 from ..ops.python_function import dl_tensor_python_function, python_function, torch_python_function
 from ..ops.random_resized_crop import random_resized_crop
 from ..ops.reshape import expand_dims, reshape, squeeze
@@ -30,7 +31,7 @@ from ..ops.shapes import shapes
 from ..ops.slice import slice
 from ..ops.transpose import transpose
 from ..ops.warp_affine import warp_affine
-from . import decoders, random, readers
+from . import decoders, experimental, random, readers
 
 # DALI's deprecated names, still used by many pipelines.
 image_decoder = decoders.image
@@ -79,4 +80,6 @@ __all__ = [
     "slice",
     "paste",
     "multi_paste",
+    "peek_image_shape",
+    "experimental",
 ]

@@ -362,8 +362,29 @@ VOLUME: list[Case] = [
                                                                     fill_value=255), "DHWC", atol=1),
 ]
 
+def _encoded(names: tuple[str, ...]) -> Callable[[], list[np.ndarray]]:
+    return lambda: [np.fromfile(DATA / n, dtype=np.uint8) for n in names]
+
+
+_HEADERS = ("jpeg-quirks/flower2.jpg", "jpeg-quirks/hopper_gray.jpg", "jpeg-quirks/hopper_orientation_6.jpg",
+            "jpeg-quirks/pil_sample_cmyk.jpg", "jpeg-quirks/truncated_jpeg.jpg", "photos/camera.png",
+            "photos/chelsea.png", "photos/rocket.jpg")
+
+PEEK_IMAGE_SHAPE: list[Case] = [
+    Case("default", _encoded(_HEADERS), lambda m, x: m.fn.peek_image_shape(x)),
+    Case("no_orientation", _encoded(_HEADERS), lambda m, x: m.fn.peek_image_shape(x, adjust_orientation=False)),
+    Case("gray_int32", _encoded(_HEADERS), lambda m, x: m.fn.peek_image_shape(
+        x, image_type=m.types.GRAY, dtype=m.types.INT32)),
+    Case("any_data", _encoded(_HEADERS), lambda m, x: m.fn.peek_image_shape(x, image_type=m.types.ANY_DATA)),
+    Case("float", _encoded(_HEADERS), lambda m, x: m.fn.peek_image_shape(x, dtype=m.types.FLOAT)),
+    Case("experimental_alias", _encoded(_HEADERS), lambda m, x: m.fn.experimental.peek_image_shape(x)),
+    Case("err_junk_header", _encoded(("jpeg-quirks/junk_jpeg_header.jpg",)),
+         lambda m, x: m.fn.peek_image_shape(x), error=True),
+]
+
 #: Every operator's cases, by the name of its reference file.
-CASES: dict[str, list[Case]] = {"slice": SLICE, "paste": PASTE, "multi_paste": MULTI_PASTE, "volume": VOLUME}
+CASES: dict[str, list[Case]] = {"slice": SLICE, "paste": PASTE, "multi_paste": MULTI_PASTE, "volume": VOLUME,
+                              "peek_image_shape": PEEK_IMAGE_SHAPE}
 
 
 # --- the streamflow side (used by the tests; the recorder never calls these) ---------------------
