@@ -26,6 +26,7 @@ from ..ops.python_function import dl_tensor_python_function, python_function, to
 from ..ops.random_resized_crop import random_resized_crop
 from ..ops.reshape import expand_dims, reshape, squeeze
 from ..ops.resize import resize
+from ..ops.roi_random_crop import roi_random_crop
 from ..ops.rotate import rotate
 from ..ops.shapes import shapes
 from ..ops.slice import slice
@@ -82,4 +83,5 @@ __all__ = [
     "multi_paste",
     "peek_image_shape",
     "experimental",
+    "roi_random_crop",
 ]
