@@ -20,17 +20,20 @@ from ..ops.crop_mirror_normalize import crop_mirror_normalize
 from ..ops.external_source import external_source
 from ..ops.flip import flip
 from ..ops.normalize import normalize
+from ..ops.paste import multi_paste, paste
+from ..ops.peek_image_shape import peek_image_shape
 from ..ops.permute_batch import permute_batch
 from ..ops.python_function import dl_tensor_python_function, python_function, torch_python_function
 from ..ops.random_resized_crop import random_resized_crop
 from ..ops.reshape import expand_dims, reshape, squeeze
 from ..ops.resize import resize
+from ..ops.roi_random_crop import roi_random_crop
 from ..ops.rotate import rotate
 from ..ops.shapes import shapes
 from ..ops.slice import slice
 from ..ops.transpose import transpose
 from ..ops.warp_affine import warp_affine
-from . import decoders, random, readers
+from . import decoders, experimental, random, readers
 
 # DALI's deprecated names, still used by many pipelines.
 image_decoder = decoders.image
@@ -78,4 +81,9 @@ __all__ = [
     "transpose",
     "warp_affine",
     "slice",
+    "paste",
+    "multi_paste",
+    "peek_image_shape",
+    "experimental",
+    "roi_random_crop",
 ]

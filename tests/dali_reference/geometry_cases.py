@@ -225,8 +225,166 @@ SLICE: list[Case] = [
          error=True),
 ]
 
+def _gray_hwc() -> list[np.ndarray]:
+    return [photo("camera.png", 8)[..., None]]
+
+
+@cache
+def _paste_sweep() -> tuple[list[np.ndarray], dict[str, list[np.ndarray]]]:
+    """Small real patches of many sizes with ratios and positions on a fine grid (truncation ties)."""
+    rng = np.random.default_rng(1)
+    gray = photo("camera.png", 1)
+    samples, extra = [], {"r": [], "px": [], "py": [], "mc": []}
+    for _ in range(120):
+        h, w = (int(v) for v in rng.integers(1, 40, 2))
+        y, x = (int(v) for v in rng.integers(0, 400, 2))
+        samples.append(np.ascontiguousarray(gray[y : y + h, x : x + w, None]))
+        extra["r"].append(np.float32(np.round(rng.uniform(1, 3) * 20) / 20))
+        extra["px"].append(np.float32(np.round(rng.uniform(0, 1) * 40) / 40))
+        extra["py"].append(np.float32(np.round(rng.uniform(0, 1) * 40) / 40))
+        extra["mc"].append(np.float32(np.round(rng.uniform(0, 60) * 4) / 4))
+    return samples, extra
+
+
+PASTE: list[Case] = [
+    Case("centre_rgb_fill", _images, lambda m, x: m.fn.paste(x, ratio=2, fill_value=(255, 0, 128)), "HWC"),
+    Case("fill_scalar", _images, lambda m, x: m.fn.paste(x, ratio=1.37, fill_value=17, paste_x=0.1, paste_y=0.9),
+         "HWC"),
+    Case("corners", _images, lambda m, x: m.fn.paste(x, ratio=1.5, paste_x=1, paste_y=0, fill_value=(1, 2, 3)),
+         "HWC"),
+    Case("min_canvas", _images, lambda m, x: m.fn.paste(x, ratio=1, min_canvas_size=260.5, fill_value=(9, 9, 9)),
+         "HWC"),
+    Case("gray_one_channel", _gray_hwc, lambda m, x: m.fn.paste(x, ratio=2.5, fill_value=200, n_channels=1), "HWC"),
+    Case("fill_wraps", _images, lambda m, x: m.fn.paste(x, ratio=1.2, fill_value=(300, -1, 7.9)), "HWC"),
+    Case("per_sample", _images, lambda m, x, r, px, py: m.fn.paste(x, ratio=r, paste_x=px, paste_y=py,
+                                                                   fill_value=(0, 50, 100)), "HWC",
+         lambda: {"r": [np.float32(1.55), np.float32(2.05)], "px": [np.float32(0.25), np.float32(0.7)],
+                  "py": [np.float32(0.75), np.float32(0.3)]}),
+    Case("sweep", lambda: _paste_sweep()[0], lambda m, x, r, px, py, mc: m.fn.paste(
+        x, ratio=r, paste_x=px, paste_y=py, min_canvas_size=mc, fill_value=7, n_channels=1), "HWC",
+         lambda: _paste_sweep()[1]),
+    Case("err_ratio_below_1", _images, lambda m, x: m.fn.paste(x, ratio=0.5, fill_value=0), "HWC", error=True),
+    Case("err_paste_x", _images, lambda m, x: m.fn.paste(x, ratio=2, paste_x=1.5, fill_value=0), "HWC", error=True),
+    Case("err_fill_count", _images, lambda m, x: m.fn.paste(x, ratio=2, fill_value=(1, 2)), "HWC", error=True),
+    Case("err_no_fill", _images, lambda m, x: m.fn.paste(x, ratio=2), "HWC", error=True),
+    Case("err_2d", _gray, lambda m, x: m.fn.paste(x, ratio=2, fill_value=0), error=True),
+]
+
+
+def _tiles() -> list[np.ndarray]:
+    """Four real 64 x 80 RGB tiles (uniform: multi_paste may take its canvas from them)."""
+    a, b = photo("chelsea.png", 2), photo("astronaut.png", 4)
+    return [np.ascontiguousarray(t) for t in (a[:64, :80], a[60:124, 100:180], b[:64, :80], b[50:114, 40:120])]
+
+
+def _k(rows: list[list[list[float]]], dtype: Any) -> list[np.ndarray]:
+    return [np.asarray(r, dtype=dtype).reshape(-1, 2) for r in rows]
+
+
+def _mosaic_rel() -> dict[str, list[np.ndarray]]:
+    rng = np.random.default_rng(5)
+    ia = _k([np.round(rng.uniform(0, 0.5, (3, 2)) * 16).tolist() for _ in range(4)], np.float32)
+    sh = _k([np.round(rng.uniform(0.1, 0.5, (3, 2)) * 16).tolist() for _ in range(4)], np.float32)
+    oa = _k([np.round(rng.uniform(0, 0.5, (3, 2)) * 16).tolist() for _ in range(4)], np.float32)
+    return {"ia": [v / 16 for v in ia], "sh": [v / 16 for v in sh], "oa": [v / 16 for v in oa]}
+
+
+MULTI_PASTE: list[Case] = [
+    Case("ids_uniform", _tiles, lambda m, x: m.fn.multi_paste(x, in_ids=[2, 0]), "HWC"),
+    Case("ids_regions", _tiles, lambda m, x, ia, sh, oa: m.fn.multi_paste(
+        x, in_ids=[1, 3], in_anchors=ia, shapes=sh, out_anchors=oa, output_size=[90, 120]), "HWC",
+         lambda: {"ia": _k([[[0, 0], [10, 20]]] * 4, np.int32), "sh": _k([[[30, 40], [50, 60]]] * 4, np.int32),
+                  "oa": _k([[[0, 0], [20, 30]], [[60, 80], [40, 0]], [[5, 5], [6, 6]], [[59, 79], [0, 0]]], np.int32)}),
+    Case("ids_per_sample", _tiles, lambda m, x, ids, oa, sh: m.fn.multi_paste(
+        x, in_ids=ids, out_anchors=oa, shapes=sh, output_size=[50, 50]), "HWC",
+         lambda: {"ids": [np.array([3], np.int32), np.array([0, 2], np.int32), np.array([1], np.int32),
+                          np.array([2, 1, 0], np.int32)],
+                  "oa": _k([[[0, 0]], [[30, 20], [0, 0]], [[10, 10]], [[29, 19], [1, 1], [2, 2]]], np.int32),
+                  "sh": _k([[[20, 30]], [[20, 30], [10, 10]], [[20, 30]], [[20, 30], [7, 8], [3, 3]]], np.int32)}),
+    Case("ids_relative", _tiles, lambda m, x, ia, sh, oa: m.fn.multi_paste(
+        x, in_ids=[0, 1, 2], in_anchors_rel=ia, shapes_rel=sh, out_anchors_rel=oa), "HWC", _mosaic_rel),
+    Case("multi_input", _tiles, lambda m, x, y, z, oa, sh: m.fn.multi_paste(
+        x, y, z, out_anchors=oa, shapes=sh), "HWC",
+         lambda: {"y": _tiles()[::-1], "z": _tiles()[1:] + _tiles()[:1],
+                  "oa": _k([[[0, 0], [32, 40], [16, 20]]] * 4, np.int32),
+                  "sh": _k([[[32, 40], [32, 40], [32, 40]]] * 4, np.int32)}),
+    Case("dtype_float", _tiles, lambda m, x, oa, sh: m.fn.multi_paste(
+        x, in_ids=[1, 2], dtype=m.types.FLOAT, out_anchors=oa, shapes=sh), "HWC",
+         lambda: {"oa": _k([[[0, 0], [10, 10]]] * 4, np.int32), "sh": _k([[[54, 70], [54, 70]]] * 4, np.int32)}),
+    Case("dtype_uint8_from_float", lambda: [t.astype(np.float32) * 1.3 - 20.5 for t in _tiles()],
+         lambda m, x, oa, sh: m.fn.multi_paste(x, in_ids=[3, 0], dtype=m.types.UINT8, out_anchors=oa, shapes=sh),
+         "HWC", lambda: {"oa": _k([[[0, 0], [20, 20]]] * 4, np.int32), "sh": _k([[[44, 60], [44, 60]]] * 4, np.int32)}),
+    Case("err_outside_canvas", _tiles, lambda m, x, oa: m.fn.multi_paste(x, in_ids=[0], out_anchors=oa), "HWC",
+         lambda: {"oa": _k([[[10, 10]]] * 4, np.int32)}, error=True),
+    Case("err_outside_input", _tiles, lambda m, x, ia, sh: m.fn.multi_paste(
+        x, in_ids=[0], in_anchors=ia, shapes=sh, output_size=[100, 100]), "HWC",
+         lambda: {"ia": _k([[[10, 10]]] * 4, np.int32), "sh": _k([[[60, 10]]] * 4, np.int32)}, error=True),
+    Case("err_not_uniform", _images, lambda m, x: m.fn.multi_paste(x, in_ids=[0, 1]), "HWC", error=True),
+]
+
+def _vol_u8() -> list[np.ndarray]:
+    v = volume().astype(np.float32)
+    return [np.round((v - v.min()) / (v.max() - v.min()) * 255).astype(np.uint8)]
+
+
+def _vol_f32() -> list[np.ndarray]:
+    return [volume().astype(np.float32) / 100]
+
+
+_SHEAR = [1.0, 0.2, 0.1, -3.0, 0.05, 0.9, 0.0, 2.5, -0.1, 0.0, 1.1, 1.5]  # 3x4, (x, y, z)
+
+VOLUME: list[Case] = [
+    Case("flip_depthwise", _vol, lambda m, x: m.fn.flip(x, horizontal=0, depthwise=1), "DHWC"),
+    Case("flip_all", _vol, lambda m, x: m.fn.flip(x, horizontal=1, vertical=1, depthwise=1), "DHWC"),
+    Case("crop_centre", _vol, lambda m, x: m.fn.crop(x, crop=(10, 20, 15)), "DHWC"),
+    Case("crop_dhw_pos", _vol, lambda m, x: m.fn.crop(x, crop_d=10, crop_h=20, crop_w=15, crop_pos_z=0.3,
+                                                      crop_pos_x=0.1, crop_pos_y=0.8), "DHWC"),
+    Case("crop_pad", _vol, lambda m, x: m.fn.crop(x, crop=(31, 50, 40), out_of_bounds_policy="pad",
+                                                  fill_values=-7), "DHWC"),
+    Case("resize_up_u8", _vol_u8, lambda m, x: m.fn.resize(x, size=(30, 50, 40)), "DHWC", atol=1),
+    Case("resize_down_u8", _vol_u8, lambda m, x: m.fn.resize(x, size=(12, 20, 16)), "DHWC", atol=1),
+    Case("resize_x_f32", _vol_f32, lambda m, x: m.fn.resize(x, resize_x=66), "DHWC", atol=1e-2),
+    Case("resize_xy_f32", _vol_f32, lambda m, x: m.fn.resize(x, resize_x=20, resize_y=50), "DHWC", atol=1e-2),
+    Case("resize_shorter_nn", _vol_u8, lambda m, x: m.fn.resize(x, resize_shorter=50, interp_type=m.types.INTERP_NN),
+         "DHWC"),
+    Case("resize_shorter_linear", _vol_u8, lambda m, x: m.fn.resize(x, resize_shorter=40), "DHWC", atol=1),
+    Case("rotate_z", _vol_u8, lambda m, x: m.fn.rotate(x, axis=(0, 0, 1), angle=30), "DHWC", atol=1),
+    Case("rotate_x_fill", _vol_u8, lambda m, x: m.fn.rotate(x, axis=(1, 0, 0), angle=30, fill_value=0), "DHWC",
+         atol=1),
+    Case("rotate_diag_keep", _vol_f32, lambda m, x: m.fn.rotate(x, axis=(1, 1, 1), angle=20, keep_size=True),
+         "DHWC", atol=1e-2),
+    Case("rotate_nn", _vol, lambda m, x: m.fn.rotate(x, axis=(1, 2, 3), angle=77, fill_value=0,
+                                                     interp_type=m.types.INTERP_NN), "DHWC"),
+    Case("warp_shear", _vol_u8, lambda m, x: m.fn.warp_affine(x, matrix=_SHEAR, fill_value=0), "DHWC", atol=1),
+    Case("warp_size_clamp", _vol_f32, lambda m, x: m.fn.warp_affine(x, matrix=_SHEAR, size=(20, 30, 40)), "DHWC",
+         atol=1e-2),
+    Case("warp_forward_map", _vol_u8, lambda m, x: m.fn.warp_affine(x, matrix=_SHEAR, inverse_map=False,
+                                                                    fill_value=255), "DHWC", atol=1),
+]
+
+def _encoded(names: tuple[str, ...]) -> Callable[[], list[np.ndarray]]:
+    return lambda: [np.fromfile(DATA / n, dtype=np.uint8) for n in names]
+
+
+_HEADERS = ("jpeg-quirks/flower2.jpg", "jpeg-quirks/hopper_gray.jpg", "jpeg-quirks/hopper_orientation_6.jpg",
+            "jpeg-quirks/pil_sample_cmyk.jpg", "jpeg-quirks/truncated_jpeg.jpg", "photos/camera.png",
+            "photos/chelsea.png", "photos/rocket.jpg")
+
+PEEK_IMAGE_SHAPE: list[Case] = [
+    Case("default", _encoded(_HEADERS), lambda m, x: m.fn.peek_image_shape(x)),
+    Case("no_orientation", _encoded(_HEADERS), lambda m, x: m.fn.peek_image_shape(x, adjust_orientation=False)),
+    Case("gray_int32", _encoded(_HEADERS), lambda m, x: m.fn.peek_image_shape(
+        x, image_type=m.types.GRAY, dtype=m.types.INT32)),
+    Case("any_data", _encoded(_HEADERS), lambda m, x: m.fn.peek_image_shape(x, image_type=m.types.ANY_DATA)),
+    Case("float", _encoded(_HEADERS), lambda m, x: m.fn.peek_image_shape(x, dtype=m.types.FLOAT)),
+    Case("experimental_alias", _encoded(_HEADERS), lambda m, x: m.fn.experimental.peek_image_shape(x)),
+    Case("err_junk_header", _encoded(("jpeg-quirks/junk_jpeg_header.jpg",)),
+         lambda m, x: m.fn.peek_image_shape(x), error=True),
+]
+
 #: Every operator's cases, by the name of its reference file.
-CASES: dict[str, list[Case]] = {"slice": SLICE}
+CASES: dict[str, list[Case]] = {"slice": SLICE, "paste": PASTE, "multi_paste": MULTI_PASTE, "volume": VOLUME,
+                              "peek_image_shape": PEEK_IMAGE_SHAPE}
 
 
 # --- the streamflow side (used by the tests; the recorder never calls these) ---------------------
