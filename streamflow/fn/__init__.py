@@ -28,7 +28,7 @@ from ..ops.rotate import rotate
 from ..ops.shapes import shapes
 from ..ops.transpose import transpose
 from ..ops.warp_affine import warp_affine
-from . import decoders, random, readers
+from . import decoders, experimental, random, readers
 
 # DALI's deprecated names, still used by many pipelines.
 image_decoder = decoders.image
@@ -49,6 +49,7 @@ __all__ = [
     "decoders",
     "dl_tensor_python_function",
     "expand_dims",
+    "experimental",
     "external_source",
     "file_reader",
     "flip",

@@ -14,6 +14,7 @@ from . import (
     readers_numpy,
     resize,
     resize_crop_mirror_normalize,
+    video,
 )
 from .registry import GpuImpl, find_impl, register
 
@@ -30,4 +31,5 @@ __all__ = [
     "register",
     "resize",
     "resize_crop_mirror_normalize",
+    "video",
 ]
