@@ -25,6 +25,7 @@ from ..ops.random_resized_crop import random_resized_crop
 from ..ops.reshape import expand_dims, reshape, squeeze
 from ..ops.resize import resize
 from ..ops.rotate import rotate
+from ..ops.sequence import element_extract, per_frame, sequence_rearrange
 from ..ops.shapes import shapes
 from ..ops.transpose import transpose
 from ..ops.warp_affine import warp_affine
@@ -47,6 +48,7 @@ __all__ = [
     "crop",
     "crop_mirror_normalize",
     "decoders",
+    "element_extract",
     "dl_tensor_python_function",
     "expand_dims",
     "experimental",
@@ -61,6 +63,7 @@ __all__ = [
     "image_decoder_slice",
     "normalize",
     "numpy_reader",
+    "per_frame",
     "python_function",
     "random",
     "random_resized_crop",
@@ -69,6 +72,7 @@ __all__ = [
     "resize",
     "rotate",
     "saturation",
+    "sequence_rearrange",
     "shapes",
     "squeeze",
     "stack",

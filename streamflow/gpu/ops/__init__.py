@@ -14,6 +14,7 @@ from . import (
     readers_numpy,
     resize,
     resize_crop_mirror_normalize,
+    sequence,
     video,
 )
 from .registry import GpuImpl, find_impl, register
@@ -31,5 +32,6 @@ __all__ = [
     "register",
     "resize",
     "resize_crop_mirror_normalize",
+    "sequence",
     "video",
 ]
