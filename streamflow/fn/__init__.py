@@ -29,6 +29,7 @@ from ..ops.reshape import expand_dims, reshape, squeeze
 from ..ops.resize import resize
 from ..ops.roi_random_crop import roi_random_crop
 from ..ops.rotate import rotate
+from ..ops.sequence import element_extract, per_frame, sequence_rearrange
 from ..ops.shapes import shapes
 from ..ops.slice import slice
 from ..ops.transpose import transpose
@@ -52,8 +53,10 @@ __all__ = [
     "crop",
     "crop_mirror_normalize",
     "decoders",
+    "element_extract",
     "dl_tensor_python_function",
     "expand_dims",
+    "experimental",
     "external_source",
     "file_reader",
     "flip",
@@ -65,6 +68,7 @@ __all__ = [
     "image_decoder_slice",
     "normalize",
     "numpy_reader",
+    "per_frame",
     "permute_batch",
     "python_function",
     "random",
@@ -74,6 +78,7 @@ __all__ = [
     "resize",
     "rotate",
     "saturation",
+    "sequence_rearrange",
     "shapes",
     "squeeze",
     "stack",

@@ -2,5 +2,6 @@
 
 from ..ops.readers.file import file
 from ..ops.readers.numpy import numpy
+from ..ops.readers.video import video
 
-__all__ = ["file", "numpy"]
+__all__ = ["file", "numpy", "video"]

@@ -36,7 +36,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..errors import PipelineDefinitionError, SampleError
-from ..graph import DataNode, add_node, split_arguments
+from ..graph import DataNode, split_arguments
 from ..operator import Chunk, Operator
 from ..types import (
     DataType,
@@ -45,6 +45,7 @@ from ..types import (
     parse_dtype,
 )
 from .arguments import fn_function
+from .sequence import add_frames_node
 
 __all__ = ["BrightnessContrast", "ColorOp", "ColorTwist", "RGB2YIQ", "YIQ2RGB", "apply_linear", "brightness_contrast", "color_twist", "convert_to", "hsv", "hue", "saturation", "twist_matrix"]
 
@@ -257,7 +258,7 @@ class BrightnessContrast(ColorOp):
 def _twist(op_name: str, data: DataNode, dtype: Any, device: str | Device | None, name: str | None, **args: Any) -> DataNode:
     constants, per_sample = split_arguments(args)
     op = ColorTwist(op_name, dtype=dtype, name=name, **constants)
-    return add_node(op, [data], per_sample, device=device)[0]
+    return add_frames_node(op, data, per_sample, device=device)
 
 
 @fn_function()
@@ -347,4 +348,4 @@ def brightness_contrast(
     """
     constants, per_sample = split_arguments(dict(brightness=brightness, brightness_shift=brightness_shift, contrast=contrast))
     op = BrightnessContrast(contrast_center=contrast_center, dtype=dtype, name=name, **constants)
-    return add_node(op, [data], per_sample, device=device)[0]
+    return add_frames_node(op, data, per_sample, device=device)

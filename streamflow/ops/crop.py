@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import PipelineDefinitionError, SampleError
-from ..graph import DataNode, add_node, split_arguments
+from ..graph import DataNode, split_arguments
 from ..operator import Chunk, Operator, float_seq
 from ..types import (
     Device,
@@ -27,6 +27,7 @@ from ..types import (
     OutOfBoundsPolicy,
 )
 from .arguments import fn_function
+from .sequence import add_frames_node
 
 __all__ = ["Crop", "CropSpec", "Window", "crop", "crop_window", "extract_window", "resolve_window"]
 
@@ -247,4 +248,4 @@ def crop(
     )
     if not spec.active and ("crop_h" in per_sample or "crop_w" in per_sample):
         spec = dataclasses.replace(spec, crop_h=1.0, crop_w=1.0)
-    return add_node(Crop(spec, name=name), [data], per_sample, device=device)[0]
+    return add_frames_node(Crop(spec, name=name), data, per_sample, device=device)

@@ -13,7 +13,7 @@ import numpy as np
 
 from .._native import imgproc as kernels
 from ..errors import PipelineDefinitionError, SampleError
-from ..graph import DataNode, add_node, require_node, split_arguments
+from ..graph import DataNode, input_layout, require_node, split_arguments
 from ..operator import Chunk, Operator, float_seq
 from ..types import (
     DataType,
@@ -24,6 +24,7 @@ from ..types import (
 )
 from .arguments import fn_function
 from .crop import Crop, CropSpec, Window
+from .sequence import add_frames_node
 
 __all__ = ["CropMirrorNormalize", "crop_mirror_normalize"]
 
@@ -185,6 +186,8 @@ def crop_mirror_normalize(
         crop_h=crop_h, crop_w=crop_w, crop_pos_x=crop_pos_x, crop_pos_y=crop_pos_y, mean=mean, std=std, mirror=mirror,
         scale=scale, shift=shift,
     ))
+    if input_layout(data, "crop_mirror_normalize").startswith("F") and output_layout.startswith("F"):
+        output_layout = output_layout[1:]  # "FCHW" for sequences: each frame is CHW
     spec = CropSpec.from_args(
         "crop_mirror_normalize", crop=crop, crop_h=constants.get("crop_h"), crop_w=constants.get("crop_w"),
         crop_pos_x=constants.get("crop_pos_x", 0.5), crop_pos_y=constants.get("crop_pos_y", 0.5),
@@ -203,4 +206,4 @@ def crop_mirror_normalize(
             raise PipelineDefinitionError(
                 f"crop_mirror_normalize: {err} (the input {data.name} has {channels} channels)"
             ) from None
-    return add_node(op, [data], per_sample, device=device)[0]
+    return add_frames_node(op, data, per_sample, device=device)

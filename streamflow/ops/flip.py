@@ -7,12 +7,13 @@ from typing import Any
 import numpy as np
 
 from ..errors import SampleError
-from ..graph import DataNode, add_node, input_layout, split_arguments
+from ..graph import DataNode, input_layout, split_arguments
 from ..operator import Chunk, Operator
 from ..types import (
     Device,
 )
 from .arguments import fn_function
+from .sequence import add_frames_node, frame_layout
 
 __all__ = ["Flip", "flip"]
 
@@ -73,7 +74,7 @@ def flip(
     """Mirror images: ``horizontal=1`` flips left-right, ``vertical=1`` top-bottom, ``depthwise=1``
     front-back (DHWC volumes)."""
     constants, per_sample = split_arguments(dict(horizontal=horizontal, vertical=vertical, depthwise=depthwise))
-    layout = input_layout(data, "flip") or "HWC"
+    layout = frame_layout(input_layout(data, "flip")) or "HWC"
     op = Flip(constants.get("horizontal", 1), constants.get("vertical", 0), layout=layout, name=name,
               depthwise=constants.get("depthwise", 0))
-    return add_node(op, [data], per_sample, device=device)[0]
+    return add_frames_node(op, data, per_sample, device=device, frame_layouts=("HWC", "CHW"))

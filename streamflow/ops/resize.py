@@ -20,7 +20,7 @@ import numpy as np
 
 from .._native import imgproc as kernels
 from ..errors import PipelineDefinitionError, SampleError
-from ..graph import DataNode, add_node, split_arguments
+from ..graph import DataNode, split_arguments
 from ..operator import Chunk, Operator
 from ..types import (
     DataType,
@@ -31,6 +31,7 @@ from ..types import (
     parse_interp,
 )
 from .arguments import fn_function
+from .sequence import add_frames_node
 from .volume import resample_volume, volume_plan
 
 __all__ = ["Resize", "ResizeSpec", "output_size", "resize"]
@@ -324,4 +325,4 @@ def resize(
         raise PipelineDefinitionError(
             "resize: say what size to produce (resize_x, resize_y, resize_shorter, resize_longer or size)"
         )
-    return add_node(Resize(spec, name=name), [data], per_sample, device=device)[0]
+    return add_frames_node(Resize(spec, name=name), data, per_sample, device=device)

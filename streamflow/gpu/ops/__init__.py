@@ -16,6 +16,8 @@ from . import (
     readers_numpy,
     resize,
     resize_crop_mirror_normalize,
+    sequence,
+    video,
 )
 from .registry import GpuImpl, find_impl, register
 
@@ -34,4 +36,6 @@ __all__ = [
     "register",
     "resize",
     "resize_crop_mirror_normalize",
+    "sequence",
+    "video",
 ]

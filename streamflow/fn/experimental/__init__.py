@@ -1,0 +1,12 @@
+"""``fn.experimental``: DALI's experimental namespace (re-exports only).
+
+``fn.experimental.readers.video`` and ``fn.experimental.decoders.video`` are
+DALI's experimental video operators; ``peek_image_shape`` and the image
+decoders under ``decoders`` are DALI 2.4's deprecated experimental aliases of
+``fn.peek_image_shape`` and ``fn.decoders``.
+"""
+
+from ...ops.peek_image_shape import peek_image_shape
+from . import decoders, readers
+
+__all__ = ["decoders", "peek_image_shape", "readers"]
