@@ -11,6 +11,7 @@ This package only re-exports: each function lives with its operator in
 ``fn.decoders.image_crop`` in ``ops/decoders/image_crop.py``).
 """
 
+from ..ops.audio_resample import audio_resample
 from ..ops.cast import cast
 from ..ops.cat import cat, stack
 from ..ops.color import brightness_contrast, color_twist, hsv, hue, saturation
@@ -39,6 +40,7 @@ file_reader = readers.file
 numpy_reader = readers.numpy
 
 __all__ = [
+    "audio_resample",
     "brightness_contrast",
     "cast",
     "cat",

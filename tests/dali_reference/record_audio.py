@@ -1,0 +1,132 @@
+"""Record DALI 2.4's CPU outputs for the audio operators' tests (``tests/data/dali/audio/*.npz``).
+
+Runs with any Python that has ``nvidia-dali-cuda130`` (2.4) and numpy, on a
+machine without a GPU (``device_id=None``), from the repository root::
+
+    python tests/dali_reference/record_audio.py [section ...]
+
+Inputs are the real recordings of ``tests/data/audio`` (see its README). Long
+outputs are stored decimated (every ``step``-th value, the step saved beside
+them) to keep the files small; shapes and sample rates are stored whole.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+from nvidia.dali import fn, pipeline_def, types
+
+ROOT = Path(__file__).resolve().parents[2]
+AUDIO = ROOT / "tests" / "data" / "audio"
+OUT = ROOT / "tests" / "data" / "dali" / "audio"
+FILES = ["arctic_a0007.wav", "arctic_a0009.wav", "arctic_stereo_22k.flac", "arctic_a0007.ogg", "arctic_a0007.opus"]
+#: Most operator tests use excerpts of the two speech clips (16 kHz mono), decoded by DALI as float.
+EXCERPTS = [("arctic_a0007.wav", 16000, 24000), ("arctic_a0009.wav", 4000, 10000), ("arctic_a0007.wav", 40000, 44100)]
+
+
+def run(graph, inputs, batch_size=None):
+    """Outputs (lists of numpy arrays) of ``graph(*nodes)`` over per-input lists of samples."""
+    n = batch_size or len(inputs[0])
+
+    @pipeline_def(batch_size=n, num_threads=1, device_id=None, seed=7)
+    def pipe():
+        nodes = [fn.external_source(source=_constant(data), batch=True) for data in inputs]
+        out = graph(*nodes)
+        return tuple(out) if isinstance(out, (tuple, list)) else (out,)
+
+    p = pipe()
+    p.build()
+    return [[np.array(t.at(i)) for i in range(n)] for t in p.run()]
+
+
+def _constant(data):
+    def source():
+        return list(data)
+
+    return source
+
+
+def encoded():
+    return [np.fromfile(AUDIO / f, dtype=np.uint8) for f in FILES]
+
+
+def excerpts():
+    """float32 excerpts of the speech clips, decoded by DALI."""
+    enc = [np.fromfile(AUDIO / f, dtype=np.uint8) for f, _, _ in EXCERPTS]
+    (decoded,) = run(lambda e: fn.decoders.audio(e, downmix=True)[0], [enc])
+    return [d[a:b].copy() for d, (_, a, b) in zip(decoded, EXCERPTS)]
+
+
+def decim(x, limit=1000):
+    x = np.asarray(x).reshape(-1)
+    step = max(1, math.ceil(x.size / limit))
+    return x[::step], np.array(step)
+
+
+def save(name, **arrays):
+    OUT.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(OUT / f"{name}.npz", **arrays)
+    print("wrote", name, sum(np.asarray(a).nbytes for a in arrays.values()), "bytes raw")
+
+
+def record_decoders_audio():
+    cases = {
+        "default": {},
+        "downmix": dict(downmix=True),
+        "int16": dict(dtype=types.INT16),
+        "int32_downmix": dict(dtype=types.INT32, downmix=True),
+        "sr16000": dict(sample_rate=16000.0),
+        "sr22050_downmix_int16": dict(sample_rate=22050.0, downmix=True, dtype=types.INT16),
+        "sr8000_q0": dict(sample_rate=8000.0, quality=0.0),
+        "sr44100_q100": dict(sample_rate=44100.0, quality=100.0, downmix=True),
+    }
+    arrays = {}
+    for case, kw in cases.items():
+        audio, rate = run(lambda e, kw=kw: fn.decoders.audio(e, **kw), [encoded()])
+        for i, f in enumerate(FILES):
+            key = f"{case}/{f}"
+            values, step = decim(audio[i])
+            arrays[key + "/values"], arrays[key + "/step"] = values, np.array(step)
+            arrays[key + "/shape"] = np.array(audio[i].shape)
+            arrays[key + "/dtype"] = np.array(audio[i].dtype.name)
+            arrays[key + "/rate"] = rate[i]
+    save("decoders_audio", **arrays)
+
+
+def record_audio_resample():
+    x = excerpts()
+    arrays = {}
+    cases = {
+        "scale_0.85": dict(scale=0.85),
+        "scale_1.15": dict(scale=1.15),
+        "rates_16000_22050": dict(in_rate=16000.0, out_rate=22050.0),
+        "rates_16000_8000_q10": dict(in_rate=16000.0, out_rate=8000.0, quality=10.0),
+        "out_length_5000_q90": dict(out_length=5000, quality=90.0),
+        "scale_1.3_int16": dict(scale=1.3, dtype=types.INT16),
+    }
+    for case, kw in cases.items():
+        (out,) = run(lambda a, kw=kw: fn.audio_resample(a, **kw), [x])
+        for i, o in enumerate(out):
+            arrays[f"{case}/{i}"], arrays[f"{case}/{i}/step"] = decim(o, 1500)
+            arrays[f"{case}/{i}/shape"] = np.array(o.shape)
+    # Per-sample scale (speed perturbation) and a stereo signal.
+    (out,) = run(lambda a, s: fn.audio_resample(a, scale=s), [x, [np.float32(v) for v in (0.9, 1.1, 1.05)]])
+    for i, o in enumerate(out):
+        arrays[f"per_sample/{i}"], arrays[f"per_sample/{i}/step"] = decim(o, 1500)
+        arrays[f"per_sample/{i}/shape"] = np.array(o.shape)
+    stereo = [np.stack([v, v[::-1] * 0.5], axis=1).copy() for v in x]
+    (out,) = run(lambda a: fn.audio_resample(a, scale=0.7), [stereo])
+    for i, o in enumerate(out):
+        arrays[f"stereo/{i}"], arrays[f"stereo/{i}/step"] = decim(o, 1500)
+        arrays[f"stereo/{i}/shape"] = np.array(o.shape)
+    save("audio_resample", **arrays)
+
+
+SECTIONS = {name[len("record_"):]: f for name, f in globals().items() if name.startswith("record_")}
+
+if __name__ == "__main__":
+    for section in sys.argv[1:] or SECTIONS:
+        SECTIONS[section]()
