@@ -47,3 +47,25 @@ def assert_close_decimated(got: np.ndarray, ref: Any, key: str, atol: float, rto
     want = ref[key] if key in ref.files else ref[f"{key}/values"]
     np.testing.assert_allclose(got.reshape(-1)[::step].astype(np.float64), want.astype(np.float64),
                                atol=atol, rtol=rtol, err_msg=key)
+
+
+def gpu_vs_cpu(ctx: Any, op: Any, samples: list[np.ndarray], args: dict[str, list[Any]] | None = None,
+               rtol_of_max: float = 0.0, atol: float = 0.0) -> None:
+    """The GPU implementation (through ``ctx``: numpy in CI, cupy on a GPU) against the CPU operator.
+
+    Float outputs within ``atol + rtol_of_max * max|cpu|``; integer outputs within 1.
+    """
+    from helpers import run_cpu_op, run_gpu_impl
+
+    gpu, gpu_failures = run_gpu_impl(ctx, op, samples, args)
+    cpu, cpu_failures = run_cpu_op(op, samples, args)
+    assert sorted(gpu_failures) == sorted(cpu_failures)
+    for i, (g, c) in enumerate(zip(gpu, cpu)):
+        assert (g is None) == (c is None), i
+        if c is None:
+            continue
+        assert g.shape == c.shape and g.dtype == c.dtype, (i, g.shape, c.shape, g.dtype, c.dtype)
+        tol = atol + rtol_of_max * float(np.abs(c.astype(np.float64)).max(initial=0.0))
+        if c.dtype.kind in "iu":
+            tol = max(tol, 1.0)  # float sums in another order may round to the neighbouring integer
+        np.testing.assert_allclose(g.astype(np.float64), c.astype(np.float64), atol=tol, rtol=0, err_msg=f"sample {i}")

@@ -20,13 +20,19 @@ from ..ops.crop import crop
 from ..ops.crop_mirror_normalize import crop_mirror_normalize
 from ..ops.external_source import external_source
 from ..ops.flip import flip
+from ..ops.mel_filter_bank import mel_filter_bank
+from ..ops.mfcc import mfcc
+from ..ops.nonsilent_region import nonsilent_region
 from ..ops.normalize import normalize
+from ..ops.preemphasis_filter import preemphasis_filter
 from ..ops.python_function import dl_tensor_python_function, python_function, torch_python_function
 from ..ops.random_resized_crop import random_resized_crop
 from ..ops.reshape import expand_dims, reshape, squeeze
 from ..ops.resize import resize
 from ..ops.rotate import rotate
 from ..ops.shapes import shapes
+from ..ops.spectrogram import spectrogram
+from ..ops.to_decibels import to_decibels
 from ..ops.transpose import transpose
 from ..ops.warp_affine import warp_affine
 from . import decoders, random, readers
@@ -76,4 +82,10 @@ __all__ = [
     "torch_python_function",
     "transpose",
     "warp_affine",
+    "mel_filter_bank",
+    "mfcc",
+    "nonsilent_region",
+    "preemphasis_filter",
+    "spectrogram",
+    "to_decibels",
 ]

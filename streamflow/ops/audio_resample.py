@@ -26,35 +26,36 @@ from .arguments import fn_function
 from .cast import parse_output_dtype
 from .decoders.audio import check_quality
 
-__all__ = ["AudioResample", "audio_resample", "normalized_float", "normalized_int"]
+__all__ = ["RESAMPLE_TYPES", "AudioResample", "audio_resample", "normalized_float", "normalized_int"]
 
-_TYPES = tuple(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.float32))
+RESAMPLE_TYPES = tuple(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.float32))
 
 
-def normalized_float(x: np.ndarray) -> np.ndarray:
+def normalized_float(x: Any, xp: Any = np) -> Any:
     """Samples as float32 in [-1, 1] (DALI's ConvertNorm: signed by the type's max, unsigned 0 -> -1)."""
-    if x.dtype == np.float32:
+    dtype = np.dtype(x.dtype)
+    if dtype == np.float32:
         return x
-    if x.dtype.kind == "f":
-        return x.astype(np.float32)
-    info = np.iinfo(x.dtype)
-    if x.dtype.kind == "u":
-        return (x.astype(np.float64) * (2.0 / info.max) - 1.0).astype(np.float32)
-    return (x.astype(np.float64) / info.max).astype(np.float32)
-
-
-def normalized_int(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """float [-1, 1] samples as ``dtype`` (DALI's ConvertSatNorm): scaled, rounded, saturated."""
+    if dtype.kind == "f":
+        return x.astype(xp.float32)
     info = np.iinfo(dtype)
-    v = x.astype(np.float64)
+    v = x.astype(xp.float64)
+    return (v * (2.0 / info.max) - 1.0 if dtype.kind == "u" else v / info.max).astype(xp.float32)
+
+
+def normalized_int(x: Any, dtype: np.dtype, xp: Any = np) -> Any:
+    """float [-1, 1] samples as ``dtype`` (DALI's ConvertSatNorm): scaled, rounded half away from zero, saturated."""
+    info = np.iinfo(dtype)
+    v = x.astype(xp.float64)
     scaled = (v + 1.0) * (info.max / 2.0) if dtype.kind == "u" else v * info.max
-    return np.clip(np.round(scaled), info.min, info.max).astype(dtype)
+    return xp.clip(xp.trunc(scaled + xp.copysign(0.5, scaled)), info.min, info.max).astype(dtype)
 
 
 class AudioResample(Operator):
     """See the module docstring."""
 
     name = "audio_resample"
+    devices = frozenset({Device.CPU, Device.GPU})
     per_sample_args = frozenset({"scale", "in_rate", "out_rate", "out_length"})
     keeps_channels = True
 
@@ -76,7 +77,7 @@ class AudioResample(Operator):
         self.scale, self.in_rate, self.out_rate, self.out_length = scale, in_rate, out_rate, out_length
         self.quality = check_quality(quality, self.name)
         self.out_dtype = None if dtype is None else parse_output_dtype(dtype, "audio_resample: dtype")
-        if self.out_dtype is not None and self.out_dtype not in _TYPES:
+        if self.out_dtype is not None and self.out_dtype not in RESAMPLE_TYPES:
             raise PipelineDefinitionError(
                 f"audio_resample: dtype {self.out_dtype.name} is not supported; use int8, uint8, int16, "
                 "uint16, int32, uint32 or float32")
@@ -113,7 +114,7 @@ class AudioResample(Operator):
     def _one(self, chunk: Chunk, row: int, x: np.ndarray) -> np.ndarray:
         if x.ndim not in (1, 2):
             raise SampleError(f"audio_resample: expects a (time,) or (time, channels) signal, got shape {x.shape}")
-        if x.dtype not in _TYPES:
+        if x.dtype not in RESAMPLE_TYPES:
             raise SampleError(f"audio_resample: input type {x.dtype} is not supported")
         in_rate, out_rate, length = self.rates(chunk, row, x.shape[0])
         out_dtype = self.out_dtype or x.dtype

@@ -125,6 +125,117 @@ def record_audio_resample():
     save("audio_resample", **arrays)
 
 
+def save_outputs(arrays, case, outputs, limit=2000):
+    for i, o in enumerate(outputs):
+        arrays[f"{case}/{i}"], arrays[f"{case}/{i}/step"] = decim(o, limit)
+        arrays[f"{case}/{i}/shape"] = np.array(o.shape)
+
+
+def record_preemphasis_filter():
+    x = excerpts()
+    arrays = {}
+    for case, kw in {"default": {}, "zero": dict(border="zero"), "reflect_0.5": dict(border="reflect", preemph_coeff=0.5),
+                     "int16_out": dict(dtype=types.INT16)}.items():
+        save_outputs(arrays, case, run(lambda a, kw=kw: fn.preemphasis_filter(a, **kw), [x])[0])
+    ints = [(v * 32767).astype(np.int16) for v in x]
+    save_outputs(arrays, "int16_in", run(lambda a: fn.preemphasis_filter(a), [ints])[0])
+    coeffs = [np.float32(c) for c in (0.9, 0.0, 0.97)]
+    save_outputs(arrays, "per_sample", run(lambda a, c: fn.preemphasis_filter(a, preemph_coeff=c), [x, coeffs])[0])
+    save("preemphasis_filter", **arrays)
+
+
+SPECTROGRAMS = {
+    "default": {},
+    "rnnt": dict(nfft=512, window_length=320, window_step=160),
+    "nfft400_power1_tf": dict(nfft=400, window_length=256, window_step=100, power=1, layout="tf"),
+    "not_centered": dict(window_length=400, window_step=160, center_windows=False),
+    "zero_padding": dict(window_length=300, window_step=128, reflect_padding=False),
+    "hamming": dict(window_length=320, window_step=160, window_fn=list(np.hamming(320))),
+}
+
+
+def record_spectrogram():
+    x = excerpts()
+    arrays = {}
+    for case, kw in SPECTROGRAMS.items():
+        save_outputs(arrays, case, run(lambda a, kw=kw: fn.spectrogram(a, **kw), [x])[0])
+    save("spectrogram", **arrays)
+
+
+MELS = {
+    "default": dict(),
+    "rnnt": dict(sample_rate=16000.0, nfilter=80),
+    "band_htk": dict(sample_rate=16000.0, nfilter=40, freq_low=133.0, freq_high=6800.0, mel_formula="htk"),
+    "peak": dict(sample_rate=16000.0, nfilter=64, normalize=False),
+}
+
+
+def record_mel_filter_bank():
+    x = excerpts()
+    arrays = {}
+    for case, kw in MELS.items():
+        def graph(a, kw=kw):
+            return fn.mel_filter_bank(fn.spectrogram(a, nfft=512, window_length=320, window_step=160), **kw)
+        save_outputs(arrays, case, run(graph, [x])[0])
+    def graph(a):
+        return fn.mel_filter_bank(fn.spectrogram(a, nfft=512, window_length=320, window_step=160, layout="tf"),
+                                             sample_rate=16000.0, nfilter=40)
+    save_outputs(arrays, "tf", run(graph, [x])[0])
+    save("mel_filter_bank", **arrays)
+
+
+MFCCS = {
+    "default": dict(),
+    "ortho_13": dict(n_mfcc=13, normalize=True),
+    "dct1": dict(dct_type=1, n_mfcc=10),
+    "dct3_lifter": dict(dct_type=3, n_mfcc=12, lifter=22.0),
+    "dct4_ortho": dict(dct_type=4, normalize=True, n_mfcc=40),
+}
+
+
+def record_mfcc():
+    x = excerpts()
+    arrays = {}
+    for case, kw in MFCCS.items():
+        def graph(a, kw=kw):
+            spec = fn.spectrogram(a, nfft=512, window_length=320, window_step=160)
+            mel = fn.mel_filter_bank(spec, sample_rate=16000.0, nfilter=40)
+            return fn.mfcc(fn.to_decibels(mel, cutoff_db=-80.0), **kw)
+        save_outputs(arrays, case, run(graph, [x])[0])
+    save("mfcc", **arrays)
+
+
+def record_to_decibels():
+    x = excerpts()
+    arrays = {}
+    for case, kw in {"default": {}, "amplitude": dict(multiplier=20.0, reference=1.0, cutoff_db=-60.0),
+                     "nemo": dict(multiplier=math.log(10), reference=1.0, cutoff_db=math.log(2**-24))}.items():
+        def graph(a, kw=kw):
+            return fn.to_decibels(fn.spectrogram(a, nfft=512, window_length=320, window_step=160), **kw)
+        save_outputs(arrays, case, run(graph, [x])[0])
+    save("to_decibels", **arrays)
+
+
+def record_nonsilent_region():
+    enc = encoded()
+    arrays = {}
+    cases = {"default": {}, "m20_w512": dict(cutoff_db=-20.0, window_length=512), "m30": dict(cutoff_db=-30.0),
+             "m25_w1024": dict(cutoff_db=-25.0, window_length=1024),
+             "reference": dict(cutoff_db=-20.0, reference_power=0.01, window_length=1024),
+             "m20_w100000": dict(cutoff_db=-20.0, window_length=100000, reset_interval=-1)}
+    for case, kw in cases.items():
+        begin, length = run(lambda e, kw=kw: fn.nonsilent_region(fn.decoders.audio(e, downmix=True)[0], **kw), [enc])
+        arrays[f"{case}/begin"] = np.stack(begin)
+        arrays[f"{case}/length"] = np.stack(length)
+    begin, length = run(lambda e: fn.nonsilent_region(fn.decoders.audio(e, downmix=True, dtype=types.INT16)[0],
+                                                                 cutoff_db=-25.0), [enc])
+    arrays["int16/begin"], arrays["int16/length"] = np.stack(begin), np.stack(length)
+    silent = [np.zeros(5000, np.float32), np.full(300, 0.25, np.float32)]
+    begin, length = run(lambda a: fn.nonsilent_region(a), [silent])
+    arrays["flat/begin"], arrays["flat/length"] = np.stack(begin), np.stack(length)
+    save("nonsilent_region", **arrays)
+
+
 SECTIONS = {name[len("record_"):]: f for name, f in globals().items() if name.startswith("record_")}
 
 if __name__ == "__main__":

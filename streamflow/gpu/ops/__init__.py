@@ -6,20 +6,27 @@ that runs ``op``.
 
 from . import (
     arithmetic,
+    audio_resample,
     copy_to_gpu,
     crop,
     crop_mirror_normalize,
     decoders,
     flip,
+    mel_filter_bank,
+    mfcc,
+    preemphasis_filter,
     readers_numpy,
     resize,
     resize_crop_mirror_normalize,
+    spectrogram,
+    to_decibels,
 )
 from .registry import GpuImpl, find_impl, register
 
 __all__ = [
     "GpuImpl",
     "arithmetic",
+    "audio_resample",
     "copy_to_gpu",
     "crop",
     "crop_mirror_normalize",
@@ -30,4 +37,9 @@ __all__ = [
     "register",
     "resize",
     "resize_crop_mirror_normalize",
+    "mel_filter_bank",
+    "mfcc",
+    "preemphasis_filter",
+    "spectrogram",
+    "to_decibels",
 ]

@@ -82,3 +82,14 @@ def test_argument_errors() -> None:
     chunk = make_chunk([np.zeros((2, 2, 2), np.float32), np.zeros(5, np.float32)], {"scale": [1.0, -1.0]})
     op.run(chunk)
     assert "time" in str(chunk.failures[0]) and "scale" in str(chunk.failures[1])
+
+
+# --- the GPU implementation: gathered taps and a weighted sum -------------------------------------------
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_gpu_equals_cpu(kernel_ctx, case: str) -> None:
+    from audio_helpers import gpu_vs_cpu
+
+    x = excerpts()
+    samples = [x[0], x[1], np.stack([x[2], -x[2]], axis=1).copy(), (x[0] * 32767).astype(np.int16)[:3000],
+               np.zeros((0,), np.float32)]
+    gpu_vs_cpu(kernel_ctx, AudioResample(**CASES[case]), samples, atol=2e-6)
