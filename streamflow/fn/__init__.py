@@ -31,6 +31,7 @@ from ..ops.reshape import expand_dims, reshape, squeeze
 from ..ops.resize import resize
 from ..ops.rotate import rotate
 from ..ops.shapes import shapes
+from ..ops.slice import slice
 from ..ops.spectrogram import spectrogram
 from ..ops.to_decibels import to_decibels
 from ..ops.transpose import transpose
@@ -88,4 +89,5 @@ __all__ = [
     "preemphasis_filter",
     "spectrogram",
     "to_decibels",
+    "slice",
 ]

@@ -86,7 +86,7 @@ class PythonFunction(Operator):
         if self.convert == "torch":
             import torch
 
-            return torch.from_numpy(np.ascontiguousarray(value))
+            return torch.from_numpy(np.asarray(value, order="C"))  # keeps 0-d values 0-d
         return value  # numpy arrays also carry __dlpack__ for dl_tensor_python_function
 
     def _from_user(self, value: Any) -> Any:

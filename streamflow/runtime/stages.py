@@ -297,20 +297,32 @@ def run_chain(
     for node in nodes:
         if not alive:
             break
-        inputs = [[column(d)[r] for r in alive] for d in node.inputs]
+        rows = alive
+        if node.guard:  # inside an `if` on pipeline data: only the rows of its branch
+            rows, bad = _rows_in_branch(node, alive, column, sources)
+            if bad:
+                for r, err in bad.items():
+                    failures[start + r] = (node, err)
+                alive = [r for r in alive if r not in bad]
+                rows = [r for r in rows if r not in bad]
+                if stop_at_failure:
+                    break
+            if not rows:
+                continue
+        inputs = [[column(d)[r] for r in rows] for d in node.inputs]
         if prepare_inputs is not None:
             inputs = prepare_inputs(node, inputs)
-        args = {name: [column(d)[r] for r in alive] for name, d in node.arg_inputs.items()}
+        args = {name: [column(d)[r] for r in rows] for name, d in node.arg_inputs.items()}
         if prepare_arg is not None:
             args = {name: [prepare_arg(v) for v in values] for name, values in args.items()}
         chunk = Chunk(
             inputs=inputs,
             args=args,
-            sample_ids=ids[alive],
-            sources=[sources[r] for r in alive],
+            sample_ids=ids[rows],
+            sources=[sources[r] for r in rows],
             epoch=work.epoch,
             key=ctx.plan.random_keys[id(node)],
-            output_slots=_slots_for(node, work, start, alive),
+            output_slots=_slots_for(node, work, start, rows),
         )
         began = ctx.stats.op_begin(node.name)  # instrumentation: NVTX push when on
         try:
@@ -319,15 +331,42 @@ def run_chain(
             ctx.stats.op_end(node.name, began, len(chunk), work.epoch, work.batch_index, label)
         for index, data in enumerate(node.outputs):
             col = local[data]
-            for j, r in enumerate(alive):
+            for j, r in enumerate(rows):
                 col[r] = outputs[index][j]
         if chunk.failures:
+            failed = {rows[j] for j in chunk.failures}
             for j, err in chunk.failures.items():
-                failures[start + alive[j]] = (node, err)
-            alive = [r for j, r in enumerate(alive) if j not in chunk.failures]
+                failures[start + rows[j]] = (node, err)
+            alive = [r for r in alive if r not in failed]
             if stop_at_failure:
                 break
     return local, failures
+
+
+def _rows_in_branch(
+    node: OpNode, alive: list[int], column: Callable[[DataNode], list[Any]], sources: list[str | None]
+) -> tuple[list[int], dict[int, SampleError]]:
+    """The rows of ``alive`` that meet ``node``'s branch conditions, and rows whose condition is not a scalar."""
+    rows: list[int] = []
+    bad: dict[int, SampleError] = {}
+    for r in alive:
+        inside = True
+        for predicate, expected in node.guard:
+            value = column(predicate)[r]
+            size = getattr(value, "size", 1)
+            if size != 1:
+                bad[r] = SampleError(
+                    f"the condition {predicate.name} of an `if` must be one value per sample, got "
+                    f"shape {tuple(getattr(value, 'shape', ()))}", sources[r],
+                )
+                inside = False
+                break
+            if bool(value.item() if hasattr(value, "item") else value) is not expected:
+                inside = False
+                break
+        if inside:
+            rows.append(r)
+    return rows, bad
 
 
 def _slots_for(

@@ -7,6 +7,7 @@ that runs ``op``.
 from . import (
     arithmetic,
     audio_resample,
+    conditional,
     copy_to_gpu,
     crop,
     crop_mirror_normalize,
@@ -27,6 +28,7 @@ __all__ = [
     "GpuImpl",
     "arithmetic",
     "audio_resample",
+    "conditional",
     "copy_to_gpu",
     "crop",
     "crop_mirror_normalize",
