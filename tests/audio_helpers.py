@@ -69,3 +69,11 @@ def gpu_vs_cpu(ctx: Any, op: Any, samples: list[np.ndarray], args: dict[str, lis
         if c.dtype.kind in "iu":
             tol = max(tol, 1.0)  # float sums in another order may round to the neighbouring integer
         np.testing.assert_allclose(g.astype(np.float64), c.astype(np.float64), atol=tol, rtol=0, err_msg=f"sample {i}")
+
+
+def photo() -> np.ndarray:
+    """The 60 x 80 crop of tests/data/photos/chelsea.png the erase and pad references use."""
+    from PIL import Image
+
+    with Image.open(DATA / "photos" / "chelsea.png") as im:
+        return np.ascontiguousarray(np.asarray(im.convert("RGB"))[100:160, 150:230])

@@ -18,12 +18,14 @@ from ..ops.color import brightness_contrast, color_twist, hsv, hue, saturation
 from ..ops.color_space_conversion import color_space_conversion
 from ..ops.crop import crop
 from ..ops.crop_mirror_normalize import crop_mirror_normalize
+from ..ops.erase import erase
 from ..ops.external_source import external_source
 from ..ops.flip import flip
 from ..ops.mel_filter_bank import mel_filter_bank
 from ..ops.mfcc import mfcc
 from ..ops.nonsilent_region import nonsilent_region
 from ..ops.normalize import normalize
+from ..ops.pad import pad
 from ..ops.preemphasis_filter import preemphasis_filter
 from ..ops.python_function import dl_tensor_python_function, python_function, torch_python_function
 from ..ops.random_resized_crop import random_resized_crop
@@ -90,4 +92,6 @@ __all__ = [
     "spectrogram",
     "to_decibels",
     "slice",
+    "erase",
+    "pad",
 ]

@@ -237,7 +237,8 @@ class ComputeStage(Stage):
             return work
         for data in self._arena_outputs:
             work.arenas[data] = BatchArena(n)
-        parts = min(n, self.ctx.chunks_per_batch)
+        # An operator whose samples read other rows (multi_paste's in_ids) gets the whole batch.
+        parts = 1 if any(node.op.whole_batch for node in self.plan.nodes) else min(n, self.ctx.chunks_per_batch)
         bounds = [round(i * n / parts) for i in range(parts + 1)]
         results = await asyncio.gather(
             *(self.ctx.workers.call(self._run_chain, work, bounds[i], bounds[i + 1]) for i in range(parts))

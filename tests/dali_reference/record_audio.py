@@ -236,6 +236,69 @@ def record_nonsilent_region():
     save("nonsilent_region", **arrays)
 
 
+def photo():
+    """A real photo (tests/data/photos/chelsea.png), decoded by DALI, cut to 60 x 80."""
+    (img,) = run(lambda e: fn.decoders.image(e), [[np.fromfile(ROOT / "tests" / "data" / "photos" / "chelsea.png",
+                                                                dtype=np.uint8)]])
+    return img[0][100:160, 150:230].copy()
+
+
+PADS = {
+    "default": dict(),
+    "fill_-1": dict(fill_value=-1.0),
+    "shape_9000": dict(axes=(0,), shape=(9000,)),
+    "align_512": dict(axes=[0], align=512),
+    "shape1_align3": dict(shape=[1], align=[3]),
+}
+
+
+def record_pad():
+    x = excerpts()
+    arrays = {}
+    for case, kw in PADS.items():
+        save_outputs(arrays, case, run(lambda a, kw=kw: fn.pad(a, **kw), [x])[0])
+    ints = [(v * 32767).astype(np.int16) for v in x]
+    save_outputs(arrays, "int16_fill", run(lambda a: fn.pad(a, fill_value=-7.9), [ints])[0])
+    specs = [np.ascontiguousarray(v.reshape(-1)[: 40 * (len(v) // 40)].reshape(40, -1)) for v in x]
+    for case, kw in {"nemo": dict(fill_value=0.0, axes=(0, 1), align=(16, 1), shape=(1, -1)),
+                     "names_t": dict(axis_names="t", align=7)}.items():
+        save_outputs(arrays, case, run(lambda a, kw=kw: fn.pad(fn.reshape(a, layout="ft"), **kw), [specs])[0])
+    imgs = [photo(), np.ascontiguousarray(photo()[:41, :57])]
+    save_outputs(arrays, "image_hw", run(lambda a: fn.pad(fn.reshape(a, layout="HWC"), axis_names="HW", fill_value=255),
+                                         [imgs])[0])
+    save("pad", **arrays)
+
+
+ERASES = {
+    "hw_two_regions": dict(anchor=[10, 20, 40, 5], shape=[15, 30, 10, 10], axis_names="HW"),
+    "rgb_fill": dict(anchor=[5, 5], shape=[20, 40], fill_value=(118, 185, 0)),
+    "normalized_centered": dict(anchor=[0.5, 0.5], shape=[0.35, 0.3], normalized=True, centered_anchor=True),
+    "w_band": dict(anchor=[0.37], shape=[11.5], axis_names="W", normalized_anchor=True, fill_value=3.7),
+    "out_of_bounds": dict(anchor=[-10, 70], shape=[30, 30], axes=[0, 1]),
+}
+
+
+def record_erase():
+    arrays = {}
+    img = [photo()]
+    for case, kw in ERASES.items():
+        save_outputs(arrays, case, run(lambda a, kw=kw: fn.erase(fn.reshape(a, layout="HWC"), **kw), [img])[0])
+    # SpecAugment-style masks on log-mel spectrograms: per-sample anchors.
+    x = excerpts()
+
+    def spec(a):
+        mel = fn.mel_filter_bank(fn.spectrogram(a, nfft=512, window_length=320, window_step=160),
+                                 sample_rate=16000.0, nfilter=40)
+        return fn.to_decibels(mel, cutoff_db=-80.0)
+
+    time_anchor = [np.array([0.1, 0.6], np.float32), np.array([0.3, 0.8], np.float32), np.array([0.0, 0.5], np.float32)]
+    save_outputs(arrays, "time_masks", run(lambda a, t: fn.erase(spec(a), anchor=t, shape=[5, 8], axes=[1],
+                                                                   normalized_anchor=True), [x, time_anchor])[0])
+    save_outputs(arrays, "freq_mask", run(lambda a: fn.erase(spec(a), anchor=[10], shape=[7], axis_names="f",
+                                                             fill_value=-80.0), [x])[0])
+    save("erase", **arrays)
+
+
 SECTIONS = {name[len("record_"):]: f for name, f in globals().items() if name.startswith("record_")}
 
 if __name__ == "__main__":

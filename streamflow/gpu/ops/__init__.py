@@ -12,9 +12,11 @@ from . import (
     crop,
     crop_mirror_normalize,
     decoders,
+    erase,
     flip,
     mel_filter_bank,
     mfcc,
+    pad,
     preemphasis_filter,
     readers_numpy,
     resize,
@@ -44,4 +46,6 @@ __all__ = [
     "preemphasis_filter",
     "spectrogram",
     "to_decibels",
+    "erase",
+    "pad",
 ]
