@@ -79,7 +79,8 @@ def probe_audio(data: Any) -> AudioInfo:
         return AudioInfo(int(f.frames), int(f.channels), int(f.samplerate), str(f.format))
 
 
-def decode_audio(data: Any, dtype: Any = np.float32) -> tuple[np.ndarray, int]:
+def decode_audio(data: Any, dtype: Any = np.float32, offset: float = 0.0,
+                 duration: float | None = None) -> tuple[np.ndarray, int]:
     """Decode encoded audio to ``(samples, sample_rate)``; samples have shape ``(frames, channels)``.
 
     Args:
@@ -87,6 +88,9 @@ def decode_audio(data: Any, dtype: Any = np.float32) -> tuple[np.ndarray, int]:
         dtype: float32 (integer formats scaled by ``1 / 2**(bits-1)``, libsndfile's
             convention), int16 or int32 (libsndfile's conversion); or a function
             of the file's ``AudioInfo`` that returns one of them.
+        offset: start [s]: frames from ``int(offset * rate)`` (truncated, as DALI's nemo_asr).
+        duration: length [s]: ``int(duration * rate)`` frames, cut at the end of
+            the file; ``None`` reads to the end.
 
     Raises:
         DecodeError: the data is not audio libsndfile can decode, is cut short
@@ -102,13 +106,18 @@ def decode_audio(data: Any, dtype: Any = np.float32) -> tuple[np.ndarray, int]:
         if callable(dtype) and not isinstance(dtype, (type, np.dtype, str)):
             dtype = dtype(AudioInfo(frames, channels, rate, str(f.format)))
         dtype = np.dtype(dtype)
+        start = min(frames, max(0, int(offset * rate)))
+        count = frames - start if duration is None else min(frames - start, max(0, int(duration * rate)))
         try:
-            samples = f.read(frames, dtype=dtype.name, always_2d=True)
+            if start:
+                f.seek(start)
+            samples = f.read(count, dtype=dtype.name, always_2d=True)
         except (sf.LibsndfileError, RuntimeError, ValueError) as exc:
             raise DecodeError(f"audio data is corrupt or cut short ({_reason(exc)})") from None
-    if samples.shape[0] < frames:
+    if samples.shape[0] < count:
         raise DecodeError(f"audio data is cut short: the header declares {frames} frames, "
-                          f"{samples.shape[0]} could be decoded")
+                          f"{start + samples.shape[0]} could be decoded")
     if samples.shape[0] == 0:
-        raise DecodeError("the file holds no audio samples")
+        where = f" from {offset} s for {duration} s" if offset or duration is not None else ""
+        raise DecodeError(f"no audio samples{where} (the file holds {frames} frames at {rate} Hz)")
     return samples, rate

@@ -1,6 +1,7 @@
 """``fn.readers``: operators that read data sets from storage (``streamflow/ops/readers/``)."""
 
 from ..ops.readers.file import file
+from ..ops.readers.nemo_asr import nemo_asr
 from ..ops.readers.numpy import numpy
 
-__all__ = ["file", "numpy"]
+__all__ = ["file", "nemo_asr", "numpy"]

@@ -299,6 +299,58 @@ def record_erase():
     save("erase", **arrays)
 
 
+#: The manifest of the nemo_asr references (paths relative to tests/data/audio; written out absolute).
+NEMO_MANIFEST = [
+    {"audio_filepath": "arctic_a0007.wav", "duration": 4.0, "text": "author of the danger trail, philip steels, etc."},
+    {"audio_filepath": "arctic_a0009.wav", "offset": 0.5, "duration": 1.25, "text": "with an offset"},
+    {"audio_filepath": "arctic_stereo_22k.flac", "duration": 2.5},
+    {"audio_filepath": "arctic_a0007.ogg", "offset": 0.12345, "duration": 0.54321, "text": "short \u00fcn\u00efcode"},
+    {"audio_filepath": "arctic_stereo_22k.flac", "offset": 0.12345, "duration": 0.54321, "text": "odd frames"},
+    {"audio_filepath": "arctic_a0009.wav", "offset": 2.9, "text": "to the end"},
+]
+NEMO_CASES = {
+    "default": dict(),
+    "idxs": dict(read_idxs=True, read_text=False, read_sample_rate=False),
+    "resample_int16_stereo": dict(sample_rate=8000.0, downmix=False, dtype=types.INT16, read_text=False),
+    "durations": dict(max_duration=3.0, min_duration=0.6, read_idxs=True, read_text=False, read_sample_rate=False),
+}
+
+
+def write_manifest(folder):
+    import json
+
+    path = Path(folder) / "manifest.json"
+    with open(path, "w", encoding="utf-8") as f:
+        for entry in NEMO_MANIFEST:
+            f.write(json.dumps({**entry, "audio_filepath": str(AUDIO / entry["audio_filepath"])}) + "\n")
+    return path
+
+
+def record_nemo_asr():
+    import tempfile
+
+    arrays = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        manifest = write_manifest(tmp)
+        for case, kw in NEMO_CASES.items():
+            n = 6 if "max_duration" not in kw else 3
+
+            @pipeline_def(batch_size=n, num_threads=1, device_id=None)
+            def pipe(kw=kw):
+                out = fn.readers.nemo_asr(manifest_filepaths=[str(manifest)], **kw)
+                return tuple(out) if isinstance(out, (list, tuple)) else out
+
+            p = pipe()
+            p.build()
+            outputs = p.run()
+            arrays[f"{case}/epoch_size"] = np.array(list(p.epoch_size().values())[0])
+            for k, t in enumerate(outputs):
+                save_outputs(arrays, f"{case}/out{k}", [np.array(t.at(i)) for i in range(n)], limit=500)
+                for i in range(n):
+                    arrays[f"{case}/out{k}/{i}/dtype"] = np.array(np.array(t.at(i)).dtype.name)
+    save("nemo_asr", **arrays)
+
+
 SECTIONS = {name[len("record_"):]: f for name, f in globals().items() if name.startswith("record_")}
 
 if __name__ == "__main__":

@@ -61,8 +61,12 @@ def _to_int(samples: np.ndarray, dtype: np.dtype) -> np.ndarray:
 
 
 def finish_audio(encoded: Any, *, target_rate: float, downmix: bool, dtype: np.dtype,
-                 quality: float) -> tuple[np.ndarray, np.float32]:
-    """Decode, downmix, resample and convert one file as DALI's audio decoder does.
+                 quality: float, offset: float = 0.0,
+                 duration: float | None = None) -> tuple[np.ndarray, np.float32, int]:
+    """Decode (``offset``/``duration`` in seconds), downmix, resample and convert one file, as DALI does.
+
+    Returns:
+        (samples, output sample rate, the file's sample rate)
 
     Raises:
         DecodeError: the data is not decodable audio.
@@ -77,7 +81,7 @@ def finish_audio(encoded: Any, *, target_rate: float, downmix: bool, dtype: np.d
         mixed = downmix and info.channels > 1
         return np.float32 if (mixed or resamples(info) or dtype == np.float32) else dtype
 
-    samples, rate = decode_audio(encoded, decode_type)
+    samples, rate = decode_audio(encoded, decode_type, offset, duration)
     resample = target > 0 and target != float(rate)
     if downmix:
         samples = samples.mean(axis=1, dtype=np.float32) if samples.shape[1] > 1 else samples[:, 0]
@@ -85,7 +89,7 @@ def finish_audio(encoded: Any, *, target_rate: float, downmix: bool, dtype: np.d
         samples = native_audio.resample(samples, float(rate), target, quality, dtype=dtype)
     elif samples.dtype != dtype:
         samples = _to_int(samples, dtype)
-    return np.ascontiguousarray(samples), np.float32(target if resample else rate)
+    return np.ascontiguousarray(samples), np.float32(target if resample else rate), rate
 
 
 class AudioDecode(Operator):
@@ -111,8 +115,8 @@ class AudioDecode(Operator):
                 target = float(np.asarray(chunk.arg("sample_rate", row, self.sample_rate)).reshape(-1)[0])
                 if not np.isfinite(target) or target < 0:
                     raise SampleError(f"{self.name}: sample_rate must be >= 0, got {target}")
-                samples, rate = finish_audio(encoded, target_rate=target, downmix=self.downmix,
-                                             dtype=self.dtype, quality=self.quality)
+                samples, rate, _ = finish_audio(encoded, target_rate=target, downmix=self.downmix,
+                                                dtype=self.dtype, quality=self.quality)
             except DecodeError as err:
                 chunk.fail(row, DecodeError(f"{self.name}: {err.reason}", chunk.sources[row]))
                 audio_out.append(None)
