@@ -47,6 +47,7 @@ image_decoder_random_crop = decoders.image_random_crop
 image_decoder_slice = decoders.image_slice
 file_reader = readers.file
 numpy_reader = readers.numpy
+normal_distribution = random.normal
 
 __all__ = [
     "audio_resample",
@@ -94,4 +95,5 @@ __all__ = [
     "slice",
     "erase",
     "pad",
+    "normal_distribution",
 ]

@@ -351,6 +351,44 @@ def record_nemo_asr():
     save("nemo_asr", **arrays)
 
 
+def load_example(backend_import="from nvidia.dali import fn, pipeline_def, types"):
+    """examples/asr_preprocessing.py with its import line changed (nothing else), as a namespace."""
+    source = (ROOT / "examples" / "asr_preprocessing.py").read_text()
+    line = "from streamflow import fn, pipeline_def, types"
+    assert line in source
+    namespace = {"__name__": "asr_preprocessing", "__file__": str(ROOT / "examples" / "asr_preprocessing.py")}
+    exec(compile(source.replace(line, backend_import), "asr_preprocessing.py", "exec"), namespace)
+    return namespace
+
+
+def asr_manifest(files, folder):
+    """The NeMo manifest of the ASR pipeline references: the clips, no durations."""
+    import json
+
+    path = Path(folder) / "manifest.json"
+    path.write_text("".join(json.dumps({"audio_filepath": f, "text": Path(f).stem}) + "\n" for f in files))
+    return path
+
+
+def record_asr_pipelines():
+    import tempfile
+
+    ex = load_example()
+    files, labels = ex["clips"]()
+    arrays = {}
+    pipe = ex["rnnt_pipeline"](files, labels, 4, speed_perturbation=None, num_threads=1)
+    pipe.build()
+    for k, t in enumerate(pipe.run()):
+        save_outputs(arrays, f"rnnt/out{k}", [np.array(t.at(i)) for i in range(4)], limit=3000)
+    with tempfile.TemporaryDirectory() as tmp:
+        pipe = ex["nemo_pipeline"](asr_manifest(files, tmp), 4, num_threads=1)
+        pipe.build()
+        for k, t in enumerate(pipe.run()):
+            save_outputs(arrays, f"nemo/out{k}", [np.array(t.at(i)) for i in range(4)], limit=3000)
+    arrays["files"] = np.array([Path(f).name for f in files])
+    save("asr_pipelines", **arrays)
+
+
 SECTIONS = {name[len("record_"):]: f for name, f in globals().items() if name.startswith("record_")}
 
 if __name__ == "__main__":
