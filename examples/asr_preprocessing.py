@@ -31,11 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from streamflow import (  # DALI: from nvidia.dali import fn, pipeline_def, types
-    fn,
-    pipeline_def,
-    types,
-)
+from streamflow import fn, pipeline_def, types  # DALI: from nvidia.dali import ...
 
 CLIPS = Path(__file__).resolve().parents[1] / "tests" / "data" / "audio"
 
