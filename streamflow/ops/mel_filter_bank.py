@@ -11,8 +11,9 @@ at ``k * sample_rate / nfft`` Hz (``nfft = 2 * (bins - 1)``); bins outside
 peak is 1. The frequency axis is the ``f`` of the input layout (``"ft"`` from
 ``spectrogram``), else the second to last (or only) axis.
 
-The weights are a ``(nfilter, bins)`` matrix built in float64; the output is
-one matrix product per sample (float32).
+The weights are a ``(nfilter, bins)`` matrix built in float64. On the CPU
+only its non-zero entries are used (each bin feeds at most two filters); the
+GPU implementation does one dense matrix product per batch.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from ..operator import Chunk, Operator
 from ..types import Device
 from .arguments import fn_function
 
-__all__ = ["MelFilterBank", "hz_to_mel", "mel_filter_bank", "mel_to_hz", "mel_weights"]
+__all__ = ["MelFilterBank", "hz_to_mel", "mel_filter_bank", "mel_to_hz", "mel_weights", "sparse_weights"]
 
 _SLANEY_STEP = 0.068751777  # log(6.4) / 27, as DALI rounds it
 _F_SP = 200.0 / 3.0
@@ -75,6 +76,17 @@ def mel_weights(nfilter: int, bins: int, sample_rate: float, freq_low: float, fr
     return out
 
 
+def sparse_weights(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The non-zero (filter, bin) pairs of ``weights`` by filter: bins, weights, each filter's first pair, empty filters."""
+    filters, bins = np.nonzero(weights)
+    counts = np.bincount(filters, minlength=weights.shape[0])
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    empty = counts == 0
+    # reduceat needs valid, non-decreasing starts; empty filters are zeroed afterwards
+    starts = np.minimum(starts, max(len(bins) - 1, 0))
+    return bins, weights[filters, bins].astype(np.float32), starts, empty
+
+
 class MelFilterBank(Operator):
     """See the module docstring."""
 
@@ -103,6 +115,7 @@ class MelFilterBank(Operator):
         self.freq_low, self.freq_high = float(freq_low), float(freq_high)
         self.normalize, self.mel_formula = bool(normalize), mel_formula
         self._layout = layout
+        self._sparse: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def freq_axis(self, ndim: int) -> int:
         if self._layout and len(self._layout) == ndim and "f" in self._layout:
@@ -121,9 +134,17 @@ class MelFilterBank(Operator):
             if x.ndim == 0 or x.dtype != np.float32:
                 raise SampleError(f"mel_filter_bank: expects a float32 spectrogram, got shape {x.shape} of {x.dtype}")
             axis = self.freq_axis(x.ndim)
-            moved = np.moveaxis(x, axis, -1)
-            out = moved @ self.weights(x.shape[axis]).T
-            return np.ascontiguousarray(np.moveaxis(out, -1, axis), dtype=np.float32)
+            n = x.shape[axis]
+            if n not in self._sparse:
+                self._sparse[n] = sparse_weights(self.weights(n))
+            bins, weights, starts, empty = self._sparse[n]
+            # Each bin feeds at most two filters: weight the (filter, bin) pairs and add them up per
+            # filter, about 2 * bins products per frame instead of nfilter * bins for a dense product.
+            moved = np.moveaxis(x, axis, 0)
+            terms = moved[bins] * weights.reshape((-1,) + (1,) * (x.ndim - 1))
+            out = np.add.reduceat(terms, starts, axis=0) if len(starts) else np.zeros((0, *moved.shape[1:]), np.float32)
+            out[empty] = 0.0
+            return np.ascontiguousarray(np.moveaxis(out, 0, axis), dtype=np.float32)
 
         return [chunk.each_sample(one)]
 

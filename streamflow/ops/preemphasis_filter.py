@@ -26,12 +26,12 @@ BORDERS = ("zero", "clamp", "reflect")
 
 
 def preemphasis(xp: Any, x: Any, coeff: float, border: str) -> Any:
-    """The filter over the first axis of ``x`` (float64 result), for any array module ``xp``."""
-    v = x.astype(xp.float64)
+    """The filter over the first axis of ``x`` in float32 (as DALI computes it), for any array module ``xp``."""
+    v = x.astype(xp.float32, copy=False)
     out = xp.empty_like(v)
     if v.shape[0] == 0:
         return out
-    c = float(np.float32(coeff))
+    c = np.float32(coeff)
     out[1:] = v[1:] - c * v[:-1]
     if border == "zero":
         first = v[0]
