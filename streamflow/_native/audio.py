@@ -27,7 +27,15 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ResampleWindow", "lobes_for_quality", "resample", "resampled_length", "window_for_quality"]
+__all__ = [
+    "ResampleWindow",
+    "lobes_for_quality",
+    "normalized_float",
+    "normalized_int",
+    "resample",
+    "resampled_length",
+    "window_for_quality",
+]
 
 _KINDS = {np.dtype(np.float32): 0, np.dtype(np.int16): 1, np.dtype(np.int32): 2}
 
@@ -111,3 +119,23 @@ def resample(signal: np.ndarray, in_rate: float, out_rate: float, quality: float
     _audio.resample(x, out, channels, _KINDS[out_dtype], float(in_rate), float(out_rate), window.lookup,
                     window.scale, window.center, window.lobes, 0)
     return out
+
+
+def normalized_float(x: Any, xp: Any = np) -> Any:
+    """Samples as float32 in [-1, 1] (DALI's ConvertNorm: signed by the type's max, unsigned 0 -> -1)."""
+    dtype = np.dtype(x.dtype)
+    if dtype == np.float32:
+        return x
+    if dtype.kind == "f":
+        return x.astype(xp.float32)
+    info = np.iinfo(dtype)
+    v = x.astype(xp.float64)
+    return (v * (2.0 / info.max) - 1.0 if dtype.kind == "u" else v / info.max).astype(xp.float32)
+
+
+def normalized_int(x: Any, dtype: np.dtype, xp: Any = np) -> Any:
+    """float [-1, 1] samples as ``dtype`` (DALI's ConvertSatNorm): scaled, rounded half away from zero, saturated."""
+    info = np.iinfo(dtype)
+    v = x.astype(xp.float64)
+    scaled = (v + 1.0) * (info.max / 2.0) if dtype.kind == "u" else v * info.max
+    return xp.clip(xp.trunc(scaled + xp.copysign(0.5, scaled)), info.min, info.max).astype(dtype)

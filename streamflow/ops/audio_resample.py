@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .._native import audio as native_audio
+from .._native.audio import normalized_float, normalized_int
 from ..errors import PipelineDefinitionError, SampleError
 from ..graph import DataNode, add_node, split_arguments
 from ..operator import Chunk, Operator
@@ -26,29 +27,9 @@ from .arguments import fn_function
 from .cast import parse_output_dtype
 from .decoders.audio import check_quality
 
-__all__ = ["RESAMPLE_TYPES", "AudioResample", "audio_resample", "normalized_float", "normalized_int"]
+__all__ = ["RESAMPLE_TYPES", "AudioResample", "audio_resample"]
 
 RESAMPLE_TYPES = tuple(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.float32))
-
-
-def normalized_float(x: Any, xp: Any = np) -> Any:
-    """Samples as float32 in [-1, 1] (DALI's ConvertNorm: signed by the type's max, unsigned 0 -> -1)."""
-    dtype = np.dtype(x.dtype)
-    if dtype == np.float32:
-        return x
-    if dtype.kind == "f":
-        return x.astype(xp.float32)
-    info = np.iinfo(dtype)
-    v = x.astype(xp.float64)
-    return (v * (2.0 / info.max) - 1.0 if dtype.kind == "u" else v / info.max).astype(xp.float32)
-
-
-def normalized_int(x: Any, dtype: np.dtype, xp: Any = np) -> Any:
-    """float [-1, 1] samples as ``dtype`` (DALI's ConvertSatNorm): scaled, rounded half away from zero, saturated."""
-    info = np.iinfo(dtype)
-    v = x.astype(xp.float64)
-    scaled = (v + 1.0) * (info.max / 2.0) if dtype.kind == "u" else v * info.max
-    return xp.clip(xp.trunc(scaled + xp.copysign(0.5, scaled)), info.min, info.max).astype(dtype)
 
 
 class AudioResample(Operator):

@@ -13,9 +13,10 @@ from typing import Any
 import numpy as np
 
 from ..._native import audio as native_audio
+from ..._native.audio import normalized_float, normalized_int
 from ...errors import SampleError
 from ...operator import Chunk
-from ...ops.audio_resample import RESAMPLE_TYPES, AudioResample, normalized_float, normalized_int
+from ...ops.audio_resample import RESAMPLE_TYPES, AudioResample
 from ..context import GpuContext
 from .audio_common import each_sample
 from .registry import register

@@ -53,13 +53,6 @@ def audio_dtype(dtype: Any, what: str) -> np.dtype:
     return out
 
 
-def _to_int(samples: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """DALI's ConvertSatNorm from float: scale by the type's maximum, round, saturate."""
-    info = np.iinfo(dtype)
-    scaled = np.round(samples.astype(np.float64) * info.max)
-    return np.clip(scaled, info.min, info.max).astype(dtype)
-
-
 def finish_audio(encoded: Any, *, target_rate: float, downmix: bool, dtype: np.dtype,
                  quality: float, offset: float = 0.0,
                  duration: float | None = None) -> tuple[np.ndarray, np.float32, int]:
@@ -88,7 +81,7 @@ def finish_audio(encoded: Any, *, target_rate: float, downmix: bool, dtype: np.d
     if resample:
         samples = native_audio.resample(samples, float(rate), target, quality, dtype=dtype)
     elif samples.dtype != dtype:
-        samples = _to_int(samples, dtype)
+        samples = native_audio.normalized_int(samples, dtype)
     return np.ascontiguousarray(samples), np.float32(target if resample else rate), rate
 
 
