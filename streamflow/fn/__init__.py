@@ -11,18 +11,25 @@ This package only re-exports: each function lives with its operator in
 ``fn.decoders.image_crop`` in ``ops/decoders/image_crop.py``).
 """
 
+from ..ops.audio_resample import audio_resample
 from ..ops.cast import cast
 from ..ops.cat import cat, stack
 from ..ops.color import brightness_contrast, color_twist, hsv, hue, saturation
 from ..ops.color_space_conversion import color_space_conversion
 from ..ops.crop import crop
 from ..ops.crop_mirror_normalize import crop_mirror_normalize
+from ..ops.erase import erase
 from ..ops.external_source import external_source
 from ..ops.flip import flip
+from ..ops.mel_filter_bank import mel_filter_bank
+from ..ops.mfcc import mfcc
+from ..ops.nonsilent_region import nonsilent_region
 from ..ops.normalize import normalize
+from ..ops.pad import pad
 from ..ops.paste import multi_paste, paste
 from ..ops.peek_image_shape import peek_image_shape
 from ..ops.permute_batch import permute_batch
+from ..ops.preemphasis_filter import preemphasis_filter
 from ..ops.python_function import dl_tensor_python_function, python_function, torch_python_function
 from ..ops.random_resized_crop import random_resized_crop
 from ..ops.reshape import expand_dims, reshape, squeeze
@@ -32,6 +39,8 @@ from ..ops.rotate import rotate
 from ..ops.sequence import element_extract, per_frame, sequence_rearrange
 from ..ops.shapes import shapes
 from ..ops.slice import slice
+from ..ops.spectrogram import spectrogram
+from ..ops.to_decibels import to_decibels
 from ..ops.transpose import transpose
 from ..ops.warp_affine import warp_affine
 from . import decoders, experimental, random, readers
@@ -43,8 +52,10 @@ image_decoder_random_crop = decoders.image_random_crop
 image_decoder_slice = decoders.image_slice
 file_reader = readers.file
 numpy_reader = readers.numpy
+normal_distribution = random.normal
 
 __all__ = [
+    "audio_resample",
     "brightness_contrast",
     "cast",
     "cat",
@@ -85,10 +96,19 @@ __all__ = [
     "torch_python_function",
     "transpose",
     "warp_affine",
+    "mel_filter_bank",
+    "mfcc",
+    "nonsilent_region",
+    "preemphasis_filter",
+    "spectrogram",
+    "to_decibels",
     "slice",
     "paste",
     "multi_paste",
     "peek_image_shape",
     "experimental",
     "roi_random_crop",
+    "erase",
+    "pad",
+    "normal_distribution",
 ]

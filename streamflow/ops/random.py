@@ -43,7 +43,14 @@ class _RandomOp(Operator):
         self.shape = _shape(shape)
 
     def _uniforms(self, chunk: Chunk, draw: int = 0) -> list[np.ndarray]:
-        """Per sample, uniform [0, 1) float64 values of ``self.shape``."""
+        """Per sample, uniform [0, 1) float64 values of ``self.shape`` (or of the input's shapes, if any)."""
+        if chunk.inputs:  # a shape-like input (DALI: fn.random.normal(audio)): one value per element
+            out = []
+            for sid, like in zip(chunk.sample_ids, chunk.inputs[0]):
+                shape = np.shape(like)
+                gen = rng.sample_generator(chunk.key, chunk.epoch, int(sid) * 2 + draw)
+                out.append(gen.random(int(np.prod(shape))).reshape(shape))
+            return out
         if not self.shape:
             values = rng.uniform(chunk.key, chunk.epoch, chunk.sample_ids, draw)
             return [np.float64(v) for v in values]  # type: ignore[misc]
@@ -235,16 +242,18 @@ def coin_flip(
 
 @fn_function()
 def normal(
+    shape_like: DataNode | None = None,
+    /,
     *,
     mean: float | DataNode = 0.0,
     stddev: float | DataNode = 1.0,
     shape: int | Sequence[int] | None = None,
     name: str | None = None,
 ) -> DataNode:
-    """float32 normally distributed values."""
+    """float32 normally distributed values; with ``shape_like`` (e.g. audio), one per element of each sample."""
     constants, per_sample = split_arguments({"mean": mean, "stddev": stddev})
     op = Normal(constants.get("mean", 0.0), constants.get("stddev", 1.0), shape=shape, name=name)
-    return add_node(op, [], per_sample)[0]
+    return add_node(op, [] if shape_like is None else [shape_like], per_sample)[0]
 
 
 @fn_function()

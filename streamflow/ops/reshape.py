@@ -60,6 +60,8 @@ class Reshape(Operator):
             if len(rel) != arr.ndim:
                 raise SampleError(f"reshape: rel_shape has {len(rel)} values for a sample of {arr.ndim} dimensions")
             return tuple(int(round(r * n)) for r, n in zip(rel, arr.shape))
+        if "shape" not in chunk.args and "rel_shape" not in chunk.args:
+            return arr.shape  # only a new layout (DALI: fn.reshape(x, layout="HWC"))
         raise SampleError("reshape: give shape or rel_shape")
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
@@ -144,8 +146,8 @@ def reshape(data: DataNode, *, shape: Sequence[int] | DataNode | None = None,
             device: str | None = None, name: str | None = None) -> DataNode:
     """A new shape for every sample (same elements): ``shape`` (one extent may be -1) or ``rel_shape``."""
     constants, per_sample = split_arguments(dict(shape=shape, rel_shape=rel_shape))
-    if shape is None and rel_shape is None:
-        raise PipelineDefinitionError("reshape: give shape or rel_shape")
+    if shape is None and rel_shape is None and layout is None:
+        raise PipelineDefinitionError("reshape: give shape, rel_shape or layout")
     if shape is not None and rel_shape is not None:
         raise PipelineDefinitionError("reshape: give shape or rel_shape, not both")
     op = Reshape(constants.get("shape"), constants.get("rel_shape"), layout, input_layout(data, "reshape"), name=name)

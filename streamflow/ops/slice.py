@@ -439,8 +439,8 @@ def _constant_input(value: Any, what: str) -> np.ndarray:
 @fn_function()
 def slice(
     data: DataNode,
-    anchor: Sequence[Number] | DataNode | None = None,
-    shape_input: Sequence[Number] | DataNode | None = None,
+    anchor: Sequence[Number] | Number | DataNode | None = None,
+    shape_input: Sequence[Number] | Number | DataNode | None = None,
     /,
     *,
     axes: Sequence[int] | int | DataNode | None = None,

@@ -6,17 +6,25 @@ that runs ``op``.
 
 from . import (
     arithmetic,
+    audio_resample,
     conditional,
     copy_to_gpu,
     crop,
     crop_mirror_normalize,
     decoders,
+    erase,
     flip,
+    mel_filter_bank,
+    mfcc,
+    pad,
     permute_batch,
+    preemphasis_filter,
     readers_numpy,
     resize,
     resize_crop_mirror_normalize,
     sequence,
+    spectrogram,
+    to_decibels,
     video,
 )
 from .registry import GpuImpl, find_impl, register
@@ -24,6 +32,7 @@ from .registry import GpuImpl, find_impl, register
 __all__ = [
     "GpuImpl",
     "arithmetic",
+    "audio_resample",
     "conditional",
     "copy_to_gpu",
     "crop",
@@ -38,4 +47,11 @@ __all__ = [
     "resize_crop_mirror_normalize",
     "sequence",
     "video",
+    "mel_filter_bank",
+    "mfcc",
+    "preemphasis_filter",
+    "spectrogram",
+    "to_decibels",
+    "erase",
+    "pad",
 ]

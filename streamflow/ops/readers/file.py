@@ -29,7 +29,7 @@ __all__ = ["DEFAULT_FILE_FILTERS", "FileReader", "file", "list_file_root", "pars
 
 DEFAULT_FILE_FILTERS = (
     "*.jpg", "*.jpeg", "*.png", "*.bmp", "*.tif", "*.tiff", "*.pnm", "*.ppm", "*.pgm",
-    "*.pbm", "*.jp2", "*.webp",
+    "*.pbm", "*.jp2", "*.webp", "*.flac", "*.ogg", "*.wav",
 )  # fmt: skip
 
 

@@ -1,0 +1,259 @@
+"""The RNN-T / QuartzNet speech preprocessing chain: streamflow beside DALI (CPU) and a numpy baseline.
+
+The chain (``examples/asr_preprocessing.py: rnnt_pipeline``): decode with
+speed perturbation (resampling by a random factor in [0.85, 1.15]), trim
+silence (``nonsilent_region`` + ``slice``), preemphasis, power spectrogram
+(512-point FFT, 20 ms windows every 10 ms), 80 mel filters, natural log,
+per-feature normalization, pad to the batch's longest. Systems:
+
+* ``streamflow``: the example, as written.
+* ``dali``: the same file with DALI's import (DALI 2.4 CPU, ``device_id=None``);
+  runs in the interpreter given by ``--dali-python`` (default: this one), and
+  is skipped when ``nvidia.dali`` does not import there.
+* ``numpy``: a plain Python loader with no streamflow: soundfile decoding,
+  soxr resampling, numpy STFT and librosa's mel matrix, on a thread pool of
+  ``--threads`` workers (a user's hand-written loader; torchaudio is not
+  installable here).
+
+The data set is ``--clips`` WAV files (16 kHz mono, 1.5 to 4 s) cut from the
+speech recordings of ``tests/data/audio`` with random gains, written once
+into ``--data``. Each system runs in its own process: one warm-up epoch, then
+``--repeats`` timed epochs; throughput in clips/s and seconds of audio per
+second. Results (machine first, raw times included) go to
+``benchmarks/results/audio_pipeline-<machine>.json``.
+
+    python benchmarks/audio_pipeline.py --dali-python /path/to/dali-venv/bin/python
+    python benchmarks/audio_pipeline.py --quick          # 48 clips, 1 repeat
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import _common
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = [ROOT / "tests" / "data" / "audio" / n for n in ("arctic_a0007.wav", "arctic_a0009.wav")]
+SYSTEMS = ("streamflow", "dali", "numpy")
+SAMPLE_RATE = 16000
+
+
+# --------------------------------------------------------------------------- data
+
+
+def build_clips(folder: Path, n: int, seed: int = 0) -> tuple[list[str], float]:
+    """``n`` WAV clips cut from the shipped recordings (written once); returns (paths, total seconds)."""
+    import numpy as np
+    import soundfile
+
+    folder.mkdir(parents=True, exist_ok=True)
+    marker = folder / f"clips-{n}-{seed}.json"
+    if marker.is_file():
+        meta = json.loads(marker.read_text())
+        return meta["files"], meta["seconds"]
+    rng = np.random.default_rng(seed)
+    speech = [soundfile.read(str(p), dtype="float32")[0] for p in SOURCES]
+    files, total = [], 0.0
+    for i in range(n):
+        source = speech[i % len(speech)]
+        length = int(rng.uniform(1.5, min(4.0, len(source) / SAMPLE_RATE)) * SAMPLE_RATE)
+        start = int(rng.integers(0, len(source) - length + 1))
+        clip = np.clip(source[start : start + length] * rng.uniform(0.5, 1.5), -1, 1)
+        path = folder / f"clip{i:05d}.wav"
+        soundfile.write(str(path), clip, SAMPLE_RATE, subtype="PCM_16")
+        files.append(str(path))
+        total += length / SAMPLE_RATE
+    marker.write_text(json.dumps({"files": files, "seconds": total}))
+    return files, total
+
+
+# --------------------------------------------------------------------------- systems
+
+
+class Skip(Exception):
+    """The system cannot run here (a package is missing)."""
+
+
+def load_example(backend: str) -> dict[str, Any]:
+    """examples/asr_preprocessing.py, with DALI's import line for ``backend="dali"``."""
+    source = (ROOT / "examples" / "asr_preprocessing.py").read_text()
+    if backend == "dali":
+        line = "from streamflow import fn, pipeline_def, types"
+        source = source.replace(line, "from nvidia.dali import fn, pipeline_def, types")
+    namespace: dict[str, Any] = {"__name__": "asr_preprocessing",
+                                 "__file__": str(ROOT / "examples" / "asr_preprocessing.py")}
+    exec(compile(source, "asr_preprocessing.py", "exec"), namespace)
+    return namespace
+
+
+def pipeline_runner(backend: str, files: list[str], batch: int, threads: int) -> Any:
+    if backend == "dali":
+        try:
+            import nvidia.dali  # noqa: F401
+        except ImportError as exc:
+            raise Skip(f"nvidia.dali does not import in {sys.executable} ({exc})") from None
+    else:
+        sys.path.insert(0, str(ROOT))
+    example = load_example(backend)
+    pipe = example["rnnt_pipeline"](files, list(range(len(files))), batch, num_threads=threads)
+    pipe.build()
+    batches = math.ceil(len(files) / batch)
+
+    def epoch() -> int:
+        for _ in range(batches):
+            pipe.run()
+        return batches * batch
+
+    return epoch
+
+
+def numpy_runner(files: list[str], batch: int, threads: int) -> Any:
+    """The same chain, hand-written with soundfile, soxr, numpy and librosa's mel matrix, on a thread pool."""
+    try:
+        import librosa
+        import numpy as np
+        import soundfile
+        import soxr
+    except ImportError as exc:
+        raise Skip(f"the numpy baseline needs soundfile, soxr and librosa ({exc})") from None
+    from concurrent.futures import ThreadPoolExecutor
+
+    mel = librosa.filters.mel(sr=SAMPLE_RATE, n_fft=512, n_mels=80).astype(np.float32)
+    t = np.arange(320)
+    window = (0.5 * (1 - np.cos(2 * np.pi * (t + 0.5) / 320))).astype(np.float32)
+    rng = np.random.default_rng(0)
+
+    def one(path: str, speed: float) -> Any:
+        x, rate = soundfile.read(path, dtype="float32")
+        x = soxr.resample(x, rate, SAMPLE_RATE * speed)
+        sums = np.concatenate([[0.0], np.cumsum(x.astype(np.float64) ** 2)])
+        power = (sums[2048:] - sums[:-2048]) / 2048
+        loud = np.flatnonzero(power >= power.max() * 1e-6)
+        x = x[loud[0] : loud[-1] + 2048] if loud.size else x
+        x = np.append(x[0] * 0.03, x[1:] - 0.97 * x[:-1]).astype(np.float32)
+        padded = np.pad(x, 160, mode="reflect")
+        count = len(x) // 160 + 1
+        frames = np.lib.stride_tricks.sliding_window_view(padded, 320)[::160][:count] * window
+        spec = np.abs(np.fft.rfft(frames, 512, axis=1)) ** 2
+        log = np.log(np.maximum(mel @ spec.T.astype(np.float32), 1e-20))
+        return (log - log.mean(axis=1, keepdims=True)) / (log.std(axis=1, keepdims=True) + 1e-5)
+
+    pool = ThreadPoolExecutor(threads)
+
+    def epoch() -> int:
+        for start in range(0, len(files), batch):
+            part = files[start : start + batch]
+            feats = list(pool.map(one, part, rng.uniform(0.85, 1.15, len(part))))
+            longest = max(f.shape[1] for f in feats)
+            np.stack([np.pad(f, ((0, 0), (0, longest - f.shape[1]))) for f in feats])
+        return len(files)
+
+    return epoch
+
+
+def run_system(name: str, files: list[str], batch: int, threads: int, repeats: int) -> dict[str, Any]:
+    result: dict[str, Any] = {"system": name, "python": sys.executable}
+    start = time.perf_counter()
+    try:
+        epoch = numpy_runner(files, batch, threads) if name == "numpy" else pipeline_runner(name, files, batch, threads)
+    except Skip as exc:
+        return {**result, "status": "skipped", "reason": str(exc)}
+    except Exception as exc:
+        return {**result, "status": "failed", "reason": repr(exc), "traceback": traceback.format_exc()}
+    result["build_s"] = time.perf_counter() - start
+    try:
+        timing = _common.time_repeats(epoch, repeats, warmup=1)
+    except Exception as exc:
+        return {**result, "status": "failed", "reason": repr(exc), "traceback": traceback.format_exc()}
+    return {**result, "status": "ok", "timing": timing.summary(),
+            "packages": _common.package_versions(("streamflow", "numpy", "nvidia-dali-cuda130", "soundfile", "soxr",
+                                                  "librosa"))}
+
+
+def run_isolated(name: str, python: str, args: argparse.Namespace, files_json: Path) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="sf-audio-bench-") as tmp:
+        out = Path(tmp) / "result.json"
+        cmd = [python, str(Path(__file__).resolve()), "--worker", name, "--worker-out", str(out),
+               "--files", str(files_json), "--batch-size", str(args.batch_size), "--threads", str(args.threads),
+               "--repeats", str(args.repeats)]
+        proc = subprocess.run(cmd, check=False, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        if out.is_file():
+            return json.loads(out.read_text())  # type: ignore[no-any-return]
+    return {"system": name, "status": "failed", "reason": f"worker exited with code {proc.returncode}"}
+
+
+# --------------------------------------------------------------------------- main
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--clips", type=int, default=1000)
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--systems", default=",".join(SYSTEMS))
+    p.add_argument("--dali-python", default=sys.executable, help="interpreter with nvidia-dali for the dali row")
+    p.add_argument("--data", default=str(Path(tempfile.gettempdir()) / "streamflow-audio-bench"))
+    p.add_argument("--json", default=None, help="result file (default: benchmarks/results/audio_pipeline-<tag>.json)")
+    p.add_argument("--quick", action="store_true", help="48 clips, batch 16, 1 repeat (smoke run)")
+    p.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--worker-out", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--files", default=None, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.quick:
+        args.clips, args.batch_size, args.repeats = 48, 16, 1
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.worker:
+        meta = json.loads(Path(args.files).read_text())
+        result = run_system(args.worker, meta["files"], args.batch_size, args.threads, args.repeats)
+        _common.write_json(Path(args.worker_out), result)
+        return 0
+    info = _common.machine_info(("streamflow", "numpy", "soundfile", "soxr", "librosa", "nvidia-dali-cuda130"))
+    _common.print_machine(info)
+    files, seconds = build_clips(Path(args.data), args.clips)
+    files_json = Path(args.data) / f"files-{args.clips}.json"
+    files_json.write_text(json.dumps({"files": files}))
+    print(f"data    : {len(files)} clips, {seconds:.0f} s of 16 kHz speech; batch {args.batch_size}, "
+          f"{args.threads} threads, {args.repeats} repeats after 1 warm-up epoch\n")
+    results = []
+    for name in args.systems.split(","):
+        python = args.dali_python if name == "dali" else sys.executable
+        result = run_isolated(name, python, args, files_json)
+        results.append(result)
+        if result["status"] == "ok":
+            t = result["timing"]
+            rate = t["rate_median"]
+            print(f"{name:11s} {rate:8.1f} clips/s  {rate * seconds / len(files):8.0f} s audio/s  "
+                  f"(best {t['rate_best']:.1f} clips/s; epochs {', '.join(f'{s:.2f}' for s in t['seconds'])} s)")
+        else:
+            print(f"{name:11s} {result['status']}: {result.get('reason')}")
+    ok = {r["system"]: r["timing"]["rate_median"] for r in results if r["status"] == "ok"}
+    if "streamflow" in ok:
+        for other in ("dali", "numpy"):
+            if other in ok:
+                print(f"streamflow / {other}: {ok['streamflow'] / ok[other]:.2f}x")
+    payload = {"benchmark": "audio_pipeline", "machine": info, "config": {k: v for k, v in vars(args).items()
+                                                                            if not k.startswith("worker")},
+               "clips": len(files), "audio_seconds": seconds, "results": results}
+    out = Path(args.json) if args.json else _common.RESULTS_DIR / f"audio_pipeline-{_common.machine_tag()}.json"
+    _common.write_json(out, payload)
+    print(f"\nwrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

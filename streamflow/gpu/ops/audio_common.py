@@ -1,0 +1,53 @@
+"""What the GPU implementations of the audio operators share: per-sample checks, batched products."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ...errors import SampleError
+from ...operator import Chunk
+from ..context import GpuContext
+
+__all__ = ["each_sample", "matmul_along"]
+
+
+def each_sample(chunk: Chunk, ctx: GpuContext, compute: Callable[[int, Any], Any]) -> list[Any]:
+    """``compute(row, sample)`` per sample of the first input; a ``SampleError`` fails that row only."""
+    out: list[Any] = []
+    for row, sample in enumerate(chunk.inputs[0]):
+        try:
+            if not ctx.is_array(sample):
+                raise SampleError(f"expected an array on the {'GPU' if ctx.xp.__name__ == 'cupy' else 'host'}, "
+                                  f"got {type(sample).__name__}")
+            out.append(compute(row, sample))
+        except SampleError as err:
+            chunk.fail(row, err)
+            out.append(None)
+    return out
+
+
+def matmul_along(xp: Any, matrix: Any, samples: list[Any], axes: list[int]) -> list[Any]:
+    """``matrix`` applied along ``axes[i]`` of each sample, as one matrix product for the whole batch.
+
+    The samples' other axes are flattened and laid side by side (a
+    ``(K, sum of columns)`` operand), so a batch costs one GEMM (cuBLAS on the
+    GPU) whatever the samples' lengths.
+    """
+    if not samples:
+        return []
+    columns = []
+    shapes = []
+    for x, axis in zip(samples, axes):
+        moved = xp.moveaxis(x, axis, 0)
+        shapes.append((moved.shape, axis))
+        columns.append(moved.reshape(moved.shape[0], -1))
+    product = xp.matmul(matrix, xp.concatenate(columns, axis=1) if len(columns) > 1 else columns[0])
+    out = []
+    start = 0
+    for (shape, axis), cols in zip(shapes, columns):
+        width = cols.shape[1]
+        part = product[:, start : start + width].reshape((matrix.shape[0], *shape[1:]))
+        out.append(xp.ascontiguousarray(xp.moveaxis(part, 0, axis)))
+        start += width
+    return out

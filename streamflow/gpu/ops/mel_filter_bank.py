@@ -1,0 +1,38 @@
+"""``mel_filter_bank`` on the GPU: one matrix product (cuBLAS) for the batch, over ``ctx.xp``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...errors import SampleError
+from ...operator import Chunk
+from ...ops.mel_filter_bank import MelFilterBank
+from ..context import GpuContext
+from .audio_common import each_sample, matmul_along
+from .registry import register
+
+__all__ = ["mel_filter_bank_gpu"]
+
+
+@register(MelFilterBank)
+def mel_filter_bank_gpu(op: MelFilterBank, chunk: Chunk, ctx: GpuContext) -> list[list[Any]]:
+    xp = ctx.xp
+
+    def check(row: int, x: Any) -> Any:
+        if x.ndim == 0 or x.dtype != xp.float32:
+            raise SampleError(f"mel_filter_bank: expects a float32 spectrogram, got shape {x.shape} of {x.dtype}")
+        op.weights(x.shape[op.freq_axis(x.ndim)])  # fails the sample when the axis is too short
+        return x
+
+    samples = each_sample(chunk, ctx, check)
+    out: list[Any] = [None] * len(chunk)
+    groups: dict[int, list[int]] = {}  # samples with the same number of bins share one product
+    for row, x in enumerate(samples):
+        if x is not None:
+            groups.setdefault(x.shape[op.freq_axis(x.ndim)], []).append(row)
+    for bins, rows in groups.items():
+        weights = xp.asarray(op.weights(bins))
+        axes = [op.freq_axis(samples[r].ndim) for r in rows]
+        for row, result in zip(rows, matmul_along(xp, weights, [samples[r] for r in rows], axes)):
+            out[row] = result.astype(xp.float32, copy=False)
+    return [out]

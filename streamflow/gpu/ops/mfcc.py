@@ -1,0 +1,39 @@
+"""``mfcc`` on the GPU: the DCT as one matrix product (cuBLAS) for the batch, over ``ctx.xp``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...errors import SampleError
+from ...operator import Chunk
+from ...ops.mfcc import Mfcc
+from ..context import GpuContext
+from .audio_common import each_sample, matmul_along
+from .registry import register
+
+__all__ = ["mfcc_gpu"]
+
+
+@register(Mfcc)
+def mfcc_gpu(op: Mfcc, chunk: Chunk, ctx: GpuContext) -> list[list[Any]]:
+    xp = ctx.xp
+
+    def check(row: int, x: Any) -> Any:
+        if x.ndim == 0 or x.dtype != xp.float32:
+            raise SampleError(f"mfcc: expects a float32 mel spectrogram, got shape {x.shape} of {x.dtype}")
+        op.matrix(x.ndim, tuple(x.shape))
+        return x
+
+    samples = each_sample(chunk, ctx, check)
+    out: list[Any] = [None] * len(chunk)
+    groups: dict[int, list[int]] = {}
+    for row, x in enumerate(samples):
+        if x is not None:
+            groups.setdefault(x.shape[op.axis % x.ndim], []).append(row)
+    for rows in groups.values():
+        first = samples[rows[0]]
+        matrix = xp.asarray(op.matrix(first.ndim, tuple(first.shape))[1])
+        axes = [op.axis % samples[r].ndim for r in rows]
+        for row, result in zip(rows, matmul_along(xp, matrix, [samples[r] for r in rows], axes)):
+            out[row] = result
+    return [out]

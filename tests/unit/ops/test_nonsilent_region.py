@@ -1,0 +1,56 @@
+"""``nonsilent_region`` against DALI 2.4 CPU on the shipped clips.
+
+Identical begin and length on PCM and Opus; on OGG Vorbis within 16 samples
+(libsndfile builds decode Vorbis with float differences of ~6e-8, which can
+move a window across the threshold).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from audio_helpers import dali, encoded
+from helpers import run_arrays
+
+from streamflow import fn
+
+VORBIS = 3  # index of arctic_a0007.ogg in FILES
+CASES = {"default": {}, "m20_w512": dict(cutoff_db=-20.0, window_length=512), "m30": dict(cutoff_db=-30.0),
+         "m25_w1024": dict(cutoff_db=-25.0, window_length=1024),
+         "reference": dict(cutoff_db=-20.0, reference_power=0.01, window_length=1024),
+         "m20_w100000": dict(cutoff_db=-20.0, window_length=100000)}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_matches_dali(case: str) -> None:
+    ref = dali("nonsilent_region")
+    begin, length = run_arrays(encoded(), lambda e: fn.nonsilent_region(fn.decoders.audio(e, downmix=True)[0],
+                                                                         **CASES[case]))
+    assert all(b.dtype == np.int32 and b.shape == () for b in begin + length)
+    _same(begin, ref[f"{case}/begin"])
+    _same(length, ref[f"{case}/length"])
+
+
+def _same(got: list[np.ndarray], want: np.ndarray) -> None:
+    for i, (g, w) in enumerate(zip(got, want.tolist())):
+        assert abs(int(g) - w) <= (16 if i == VORBIS else 0), (i, int(g), w)
+
+
+def test_integer_and_flat_signals_match_dali() -> None:
+    ref = dali("nonsilent_region")
+    begin, length = run_arrays(encoded(), lambda e: fn.nonsilent_region(
+        fn.decoders.audio(e, downmix=True, dtype="int16")[0], cutoff_db=-25.0))
+    _same(begin, ref["int16/begin"])
+    _same(length, ref["int16/length"])
+    begin, length = run_arrays([np.zeros(5000, np.float32), np.full(300, 0.25, np.float32)],
+                               lambda a: fn.nonsilent_region(a))
+    assert [int(b) for b in begin] == ref["flat/begin"].tolist()
+    assert [int(n) for n in length] == ref["flat/length"].tolist()
+
+
+def test_burst_in_silence() -> None:
+    x = np.zeros(10000, np.float32)
+    x[4000:4500] = 0.5
+    begin, length = run_arrays([x], lambda a: fn.nonsilent_region(a, window_length=100))
+    # windows touching the burst are loud: from 4000 - 99 to the end of the window starting at 4499
+    assert (int(begin[0]), int(length[0])) == (3901, 4599 - 3901)

@@ -1,0 +1,70 @@
+"""``spectrogram`` against DALI 2.4 CPU and librosa.
+
+Tolerance against DALI (speech excerpts, |x| < 0.6): 2e-5 relative to each
+output's maximum (float32 FFT rounding; DALI uses a float32 FFT, we round a
+float64 one).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from audio_helpers import assert_close_decimated, dali, excerpts
+from helpers import run_arrays
+
+from streamflow import fn
+from streamflow.errors import PipelineDefinitionError
+from streamflow.ops.spectrogram import Spectrogram
+
+CASES = {
+    "default": {},
+    "rnnt": dict(nfft=512, window_length=320, window_step=160),
+    "nfft400_power1_tf": dict(nfft=400, window_length=256, window_step=100, power=1, layout="tf"),
+    "not_centered": dict(window_length=400, window_step=160, center_windows=False),
+    "zero_padding": dict(window_length=300, window_step=128, reflect_padding=False),
+    "hamming": dict(window_length=320, window_step=160, window_fn=list(np.hamming(320))),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_matches_dali(case: str) -> None:
+    ref = dali("spectrogram")
+    (out,) = run_arrays(excerpts(), lambda a: fn.spectrogram(a, **CASES[case]))
+    for i, o in enumerate(out):
+        assert o.dtype == np.float32
+        assert_close_decimated(o, ref, f"{case}/{i}", atol=2e-5 * float(np.abs(o).max()))
+
+
+def test_equals_librosa_stft_with_the_same_window() -> None:
+    librosa = pytest.importorskip("librosa")
+    x = excerpts()[0]
+    window = np.hanning(320).astype(np.float32)
+    (out,) = run_arrays([x], lambda a: fn.spectrogram(a, nfft=512, window_length=320, window_step=160,
+                                                      window_fn=list(window)))
+    want = np.abs(librosa.stft(x, n_fft=512, hop_length=160, win_length=320, window=window, center=True,
+                               pad_mode="reflect")) ** 2
+    np.testing.assert_allclose(out[0], want, atol=2e-5 * want.max(), rtol=1e-4)
+
+
+def test_layout_flows_to_the_mel_bank() -> None:
+    (out,) = run_arrays(excerpts()[:1], lambda a: fn.mel_filter_bank(fn.spectrogram(a, layout="tf"), nfilter=10))
+    assert out[0].shape == (8000 // 256 + 1, 10)
+
+
+def test_argument_errors() -> None:
+    with pytest.raises(PipelineDefinitionError, match="nfft"):
+        Spectrogram(nfft=256, window_length=512)
+    with pytest.raises(PipelineDefinitionError, match="window_fn"):
+        Spectrogram(window_length=4, window_fn=[1.0, 1.0])
+    with pytest.raises(PipelineDefinitionError, match="power"):
+        Spectrogram(power=3)
+
+
+# --- the GPU implementation (numpy through the host context in CI; cupy's cuFFT on a GPU) ------------------
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_gpu_equals_cpu(kernel_ctx, case: str) -> None:
+    from audio_helpers import gpu_vs_cpu
+
+    x = excerpts()
+    samples = [x[0], x[1][:, None], x[2][None, :], np.zeros((3, 4), np.float32), x[0].astype(np.float64)]
+    gpu_vs_cpu(kernel_ctx, Spectrogram(**CASES[case]), samples, rtol_of_max=2e-6)
