@@ -26,6 +26,7 @@ from ..ops.python_function import dl_tensor_python_function, python_function, to
 from ..ops.random_resized_crop import random_resized_crop
 from ..ops.reshape import expand_dims, reshape, squeeze
 from ..ops.resize import resize
+from ..ops.resize_crop_mirror import resize_crop_mirror
 from ..ops.roi_random_crop import roi_random_crop
 from ..ops.rotate import rotate
 from ..ops.shapes import shapes
@@ -84,4 +85,5 @@ __all__ = [
     "peek_image_shape",
     "experimental",
     "roi_random_crop",
+    "resize_crop_mirror",
 ]
