@@ -5,6 +5,7 @@ aliases of ``fn.peek_image_shape`` and ``fn.decoders``.
 """
 
 from ..ops.peek_image_shape import peek_image_shape
+from ..ops.warp_perspective import remap, warp_perspective
 from . import decoders
 
-__all__ = ["decoders", "peek_image_shape"]
+__all__ = ["decoders", "peek_image_shape", "remap", "warp_perspective"]

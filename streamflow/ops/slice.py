@@ -51,6 +51,7 @@ __all__ = [
     "Region",
     "Slice",
     "axes_from_names",
+    "border_index",
     "default_layout",
     "extract_region",
     "parse_border_policy",
@@ -274,12 +275,12 @@ def extract_region(
         if 0 <= s and e <= n:
             view = view[(builtins.slice(None),) * dim + (builtins.slice(s, e),)]
         else:
-            view = np.take(view, _border_index(np.arange(s, e), n, policy), axis=dim)
+            view = np.take(view, border_index(np.arange(s, e), n, policy), axis=dim)
     result[...] = view
     return result
 
 
-def _border_index(idx: np.ndarray, n: int, policy: str) -> np.ndarray:
+def border_index(idx: np.ndarray, n: int, policy: str) -> np.ndarray:
     """Coordinates ``idx`` mapped into ``[0, n)`` by a border policy (DALI's edge/reflect/wrap)."""
     if policy == "edge" or n == 1:
         return np.clip(idx, 0, n - 1)
