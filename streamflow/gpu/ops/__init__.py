@@ -11,9 +11,11 @@ from . import (
     crop_mirror_normalize,
     decoders,
     flip,
+    paste,
     readers_numpy,
     resize,
     resize_crop_mirror_normalize,
+    slice,
 )
 from .registry import GpuImpl, find_impl, register
 
@@ -26,8 +28,10 @@ __all__ = [
     "decoders",
     "find_impl",
     "flip",
+    "paste",
     "readers_numpy",
     "register",
     "resize",
     "resize_crop_mirror_normalize",
+    "slice",
 ]
