@@ -78,7 +78,7 @@ def test_multi_paste_errors() -> None:
 
 # --- the GPU implementation (host build of the kernels in CI; a real GPU when present) -----------
 
-from helpers import assert_same_outputs, run_cpu_op, run_gpu_impl  # noqa: E402
+from helpers import assert_same_outputs, run_cpu_op, run_gpu_impl
 
 
 @pytest.mark.parametrize("fill", [(255, 0, 128), (17,)])

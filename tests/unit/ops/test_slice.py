@@ -89,9 +89,9 @@ def test_slice_volume_from_numpy_reader(tmp_path) -> None:
 
 # --- the GPU implementation (host build of the kernels in CI; a real GPU when present) -----------
 
-from helpers import assert_same_outputs, run_cpu_op, run_gpu_impl  # noqa: E402
+from helpers import assert_same_outputs, run_cpu_op, run_gpu_impl
 
-from streamflow.gpu.ops.slice import collapse  # noqa: E402
+from streamflow.gpu.ops.slice import collapse
 
 _GPU_CASES = [
     ("hwc_pad_rgb", {"layout": "HWC", "named": {"start": [-20, -30], "shape": [190, 130]},
