@@ -34,6 +34,7 @@ from ..ops.python_function import dl_tensor_python_function, python_function, to
 from ..ops.random_resized_crop import random_resized_crop
 from ..ops.reshape import expand_dims, reshape, squeeze
 from ..ops.resize import resize
+from ..ops.resize_crop_mirror import resize_crop_mirror
 from ..ops.roi_random_crop import roi_random_crop
 from ..ops.rotate import rotate
 from ..ops.sequence import element_extract, per_frame, sequence_rearrange
@@ -111,4 +112,5 @@ __all__ = [
     "erase",
     "pad",
     "normal_distribution",
+    "resize_crop_mirror",
 ]

@@ -11,4 +11,7 @@ and its CPU implementation. Their GPU implementations live in
     decoders/ (image, image_crop, image_random_crop, image_slice)
     readers/  (file, numpy, and list_source: what both share)
     resize_crop_mirror_normalize.py: the fused pair the planner makes
+    slice.py  paste.py (paste, multi_paste)  resize_crop_mirror.py  roi_random_crop.py
+    peek_image_shape.py  warp_perspective.py (experimental warp_perspective, remap)
+    volume.py: the DHWC parts of resize, crop, rotate and warp_affine
 """

@@ -65,6 +65,7 @@ class Paste(Operator):
 
     keeps_channels = True
     name = "paste"
+    devices = frozenset({Device.CPU, Device.GPU})
     per_sample_args = frozenset({"ratio", "paste_x", "paste_y", "min_canvas_size"})
 
     def __init__(self, *, ratio: float | None, fill_value: Sequence[float], paste_x: float = 0.5,

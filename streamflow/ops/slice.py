@@ -51,6 +51,9 @@ __all__ = [
     "Region",
     "Slice",
     "axes_from_names",
+    "border_index",
+    "convert_like_slice",
+    "typed_fill",
     "default_layout",
     "extract_region",
     "parse_border_policy",
@@ -199,15 +202,19 @@ def round_region(shape: Sequence[int], axes: Sequence[int], bounds: Sequence[tup
     return tuple(starts), tuple(ends)
 
 
+def typed_fill(fill: Sequence[float], dtype: np.dtype) -> np.ndarray:
+    """The fill values in ``dtype``, flat: integers take the float truncated and wrapped, as DALI."""
+    values = np.asarray(fill, dtype=np.float64).reshape(-1)
+    if np.dtype(dtype).kind in "ui":
+        with np.errstate(invalid="ignore"):
+            return np.trunc(np.nan_to_num(values)).astype(np.int64).astype(dtype)
+    return values.astype(dtype)
+
+
 def _fill_array(fill: Sequence[float], dtype: np.dtype, ndim: int, channel_dim: int | None,
                 channels: int) -> np.ndarray:
-    """The fill values in ``dtype`` (integers: truncated and wrapped, as DALI), shaped to broadcast."""
-    values = np.asarray(fill, dtype=np.float64)
-    if dtype.kind in "ui":
-        with np.errstate(invalid="ignore"):
-            values = np.trunc(np.nan_to_num(values)).astype(np.int64).astype(dtype)
-    else:
-        values = values.astype(dtype)
+    """The fill values in ``dtype`` (``typed_fill``), shaped to broadcast over a region."""
+    values = typed_fill(fill, dtype)
     if values.size == 1:
         return values.reshape(())
     if channel_dim is None:
@@ -274,12 +281,12 @@ def extract_region(
         if 0 <= s and e <= n:
             view = view[(builtins.slice(None),) * dim + (builtins.slice(s, e),)]
         else:
-            view = np.take(view, _border_index(np.arange(s, e), n, policy), axis=dim)
+            view = np.take(view, border_index(np.arange(s, e), n, policy), axis=dim)
     result[...] = view
     return result
 
 
-def _border_index(idx: np.ndarray, n: int, policy: str) -> np.ndarray:
+def border_index(idx: np.ndarray, n: int, policy: str) -> np.ndarray:
     """Coordinates ``idx`` mapped into ``[0, n)`` by a border policy (DALI's edge/reflect/wrap)."""
     if policy == "edge" or n == 1:
         return np.clip(idx, 0, n - 1)
@@ -292,17 +299,20 @@ def _border_index(idx: np.ndarray, n: int, policy: str) -> np.ndarray:
     return np.where(m < n, m, 2 * n - 2 - m)
 
 
-def convert_like_slice(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """DALI's slice conversion: float to integer truncates toward zero and saturates, NaN -> 0."""
+def convert_like_slice(values: Any, dtype: np.dtype, xp: Any = np) -> Any:
+    """DALI's slice conversion: float to integer truncates toward zero and saturates, NaN -> 0.
+
+    ``xp`` is the array module of ``values`` (numpy, or cupy on the GPU).
+    """
     if values.dtype == dtype:
         return values
     if dtype.kind in "ui":
         info = np.iinfo(dtype)
         if values.dtype.kind == "f":
             with np.errstate(invalid="ignore"):
-                v = np.trunc(np.nan_to_num(values.astype(np.float64), nan=0.0, posinf=info.max, neginf=info.min))
-            return np.clip(v, info.min, info.max).astype(dtype)
-        return np.clip(values, info.min, info.max).astype(dtype)
+                v = xp.trunc(xp.nan_to_num(values.astype(np.float64), nan=0.0, posinf=info.max, neginf=info.min))
+            return xp.clip(v, info.min, info.max).astype(dtype)
+        return xp.clip(values, info.min, info.max).astype(dtype)
     with np.errstate(over="ignore", invalid="ignore"):
         return values.astype(dtype)
 
@@ -320,7 +330,7 @@ class Slice(Operator):
 
     keeps_channels = True
     name = "slice"
-    devices = frozenset({Device.CPU})
+    devices = frozenset({Device.CPU, Device.GPU})
     per_sample_args = frozenset({*_NAMED, "axes"})
 
     def __init__(

@@ -382,9 +382,65 @@ PEEK_IMAGE_SHAPE: list[Case] = [
          lambda m, x: m.fn.peek_image_shape(x), error=True),
 ]
 
+RESIZE_CROP_MIRROR: list[Case] = [
+    Case("shorter_centre", _images, lambda m, x: m.fn.resize_crop_mirror(x, resize_shorter=80, crop=(64, 72)), "HWC",
+         atol=1),
+    Case("size_pos_mirror", _images, lambda m, x: m.fn.resize_crop_mirror(
+        x, size=(120, 160), crop_h=90, crop_w=100, crop_pos_x=0.2, crop_pos_y=0.9, mirror=1), "HWC", atol=1),
+    Case("upscale_both_flips", _images, lambda m, x: m.fn.resize_crop_mirror(
+        x, resize_x=300, crop=(150, 200), mirror=3), "HWC", atol=1),
+    Case("per_sample", _images, lambda m, x, mi, px: m.fn.resize_crop_mirror(
+        x, resize_shorter=64, crop=(48, 48), mirror=mi, crop_pos_x=px), "HWC",
+         lambda: {"mi": [np.int32(2), np.int32(0)], "px": [np.float32(0.0), np.float32(1.0)]}, atol=1),
+    Case("float_nn", _images, lambda m, x: m.fn.resize_crop_mirror(
+        x, size=(80, 120), crop=(50, 60), interp_type=m.types.INTERP_NN, dtype=m.types.FLOAT), "HWC"),
+    Case("volume", _vol_u8, lambda m, x: m.fn.resize_crop_mirror(
+        x, size=(50, 82, 66), crop=(40, 64, 48), crop_pos_z=0.25, mirror=5), "DHWC", atol=1),
+    Case("crop_past_the_edge", _images, lambda m, x: m.fn.resize_crop_mirror(x, resize_shorter=40, crop=(64, 64)),
+         "HWC", atol=1),
+]
+
+_HOMOGRAPHY = [0.9, 0.15, 5.5, -0.1, 1.05, 3.25, 0.0008, -0.0005, 1.0]
+
+
+def _u16_images() -> list[np.ndarray]:
+    return [(im.astype(np.uint16) * 257) for im in _images()]
+
+
+WARP_PERSPECTIVE: list[Case] = [
+    Case("linear_constant", _images, lambda m, x: m.fn.experimental.warp_perspective(x, matrix=_HOMOGRAPHY), "HWC",
+         atol=1),
+    Case("fill_rgb", _images, lambda m, x: m.fn.experimental.warp_perspective(
+        x, matrix=_HOMOGRAPHY, fill_value=[255, 0, 128], size=(90, 140)), "HWC", atol=1),
+    Case("replicate", _images, lambda m, x: m.fn.experimental.warp_perspective(
+        x, matrix=_HOMOGRAPHY, border_mode="replicate"), "HWC", atol=1),
+    Case("reflect", _images, lambda m, x: m.fn.experimental.warp_perspective(
+        x, matrix=[1.2, 0.3, -30, 0.1, 1.3, -25, 0.001, 0.002, 1], border_mode="reflect"), "HWC", atol=1),
+    Case("reflect_101", _images, lambda m, x: m.fn.experimental.warp_perspective(
+        x, matrix=[1.2, 0.3, -30, 0.1, 1.3, -25, 0.001, 0.002, 1], border_mode="reflect_101"), "HWC", atol=1),
+    Case("wrap", _images, lambda m, x: m.fn.experimental.warp_perspective(
+        x, matrix=[1.2, 0.3, -30, 0.1, 1.3, -25, 0.001, 0.002, 1], border_mode="wrap"), "HWC", atol=1),
+    Case("nearest", _images, lambda m, x: m.fn.experimental.warp_perspective(
+        x, matrix=_HOMOGRAPHY, interp_type=m.types.INTERP_NN), "HWC"),
+    Case("forward_map", _images, lambda m, x: m.fn.experimental.warp_perspective(
+        x, matrix=_HOMOGRAPHY, inverse_map=False), "HWC", atol=1),
+    Case("center_origin", _images, lambda m, x: m.fn.experimental.warp_perspective(
+        x, matrix=_HOMOGRAPHY, pixel_origin="center"), "HWC", atol=1),
+    Case("matrix_input", _images, lambda m, x, mt: m.fn.experimental.warp_perspective(x, mt), "HWC",
+         lambda: {"mt": [np.asarray(_HOMOGRAPHY, np.float32).reshape(3, 3),
+                         np.asarray([1, 0.2, -10, 0, 1, 4, 0, 0.001, 1], np.float32).reshape(3, 3)]}, atol=1),
+    Case("gray_hw", _gray, lambda m, x: m.fn.experimental.warp_perspective(x, matrix=_HOMOGRAPHY), "HW", atol=1),
+    Case("float", _float_images, lambda m, x: m.fn.experimental.warp_perspective(x, matrix=_HOMOGRAPHY), "HWC",
+         atol=1e-2),
+    Case("uint16", _u16_images, lambda m, x: m.fn.experimental.warp_perspective(x, matrix=_HOMOGRAPHY), "HWC",
+         atol=1),
+]
+
 #: Every operator's cases, by the name of its reference file.
 CASES: dict[str, list[Case]] = {"slice": SLICE, "paste": PASTE, "multi_paste": MULTI_PASTE, "volume": VOLUME,
-                              "peek_image_shape": PEEK_IMAGE_SHAPE}
+                              "peek_image_shape": PEEK_IMAGE_SHAPE,
+                              "resize_crop_mirror": RESIZE_CROP_MIRROR,
+                              "warp_perspective": WARP_PERSPECTIVE}
 
 
 # --- the streamflow side (used by the tests; the recorder never calls these) ---------------------

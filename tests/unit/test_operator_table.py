@@ -24,7 +24,8 @@ def test_operator_table_is_current() -> None:
 def test_operator_table_reads_the_code() -> None:
     rows = {name: (status, note) for name, status, note in _tool().status_rows()}
     assert len(rows) > 150  # every public DALI 2.4 operator is listed
-    assert rows["slice"][0] == "CPU"
+    assert rows["slice"][0] == "CPU + GPU"
+    assert rows["multi_paste"][0] == "CPU"
     assert rows["resize"][0] == "CPU + GPU"
     assert rows["decoders.image"][0] == "CPU + mixed"
     assert rows["image_decoder"][1] == "deprecated alias of `decoders.image`"

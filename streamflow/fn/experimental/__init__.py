@@ -7,6 +7,7 @@ decoders under ``decoders`` are DALI 2.4's deprecated experimental aliases of
 """
 
 from ...ops.peek_image_shape import peek_image_shape
+from ...ops.warp_perspective import remap, warp_perspective
 from . import decoders, readers
 
-__all__ = ["decoders", "peek_image_shape", "readers"]
+__all__ = ["decoders", "peek_image_shape", "readers", "remap", "warp_perspective"]

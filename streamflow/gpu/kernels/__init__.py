@@ -2,7 +2,7 @@
 
 One ``.cu`` file per operator family beside this module (``resample.cu``:
 resize and the fused resize + crop_mirror_normalize pass;
-``crop_mirror_normalize.cu``; ``crop.cu``; ``flip.cu``), sharing
+``crop_mirror_normalize.cu``; ``crop.cu``; ``flip.cu``; ``slice.cu``: slice and paste), sharing
 ``common.cuh``. They need no headers, so they compile with plain NVRTC (the
 unit tests compile them for compute_80 and compute_90 without a GPU) and, with
 a thin shim, as host C++ (``_native/host_build.py``: CI runs every kernel on the CPU).
@@ -46,6 +46,8 @@ __all__ = [
     "MAX_CHANNELS",
     "NP",
     "RESAMPLE_SLOTS",
+    "SLICE_MAX_DIMS",
+    "SLICE_SLOTS",
     "device_module",
     "module_source",
 ]
@@ -101,6 +103,17 @@ CROP_SLOTS = {
 
 FLIP_SLOTS = {"SRC": 0, "DST": 1, "P": 2, "H": 3, "W": 4, "C": 5, "HFLIP": 6, "VFLIP": 7}
 
+#: slice and paste: an N-D region, up to SLICE_MAX_DIMS dimensions (see slice.cu).
+SLICE_MAX_DIMS = 6
+SLICE_SLOTS = {
+    "SRC": 0, "DST": 1,
+    "FILL": 2,         # pointer to NFILL elements of the sample's type (raw bits)
+    "NDIM": 3, "POLICY": 4, "CDIM": 5, "NFILL": 6,
+    **{f"IN{d}": 7 + d for d in range(SLICE_MAX_DIMS)},        # source extents
+    **{f"OUT{d}": 13 + d for d in range(SLICE_MAX_DIMS)},      # output extents
+    **{f"START{d}": 19 + d for d in range(SLICE_MAX_DIMS)},    # region start (may be negative)
+}
+
 _ELEM = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
 _CMN_OUT = {"f32": "float", "f16": "unsigned short", "u8": "unsigned char"}
 _SRC = {"u8": "unsigned char", "f32": "float"}
@@ -112,6 +125,7 @@ KERNEL_NAMES: tuple[str, ...] = (
     *(f"sf_cmn_{s}_{o}" for s in _SRC for o in _CMN_OUT),
     *(f"sf_crop_b{b}" for b in _ELEM),
     *(f"sf_flip_b{b}" for b in _ELEM),
+    *(f"sf_slice_b{b}" for b in _ELEM),
 )
 
 #: What streamflow passes to NVRTC.
@@ -119,12 +133,13 @@ COMPILE_OPTIONS: tuple[str, ...] = ("--fmad=false", "--std=c++14")
 #: What cupy adds to every compilation after ours (so the NVRTC test compiles with both).
 CUPY_ADDED_OPTIONS: tuple[str, ...] = ("-ftz=true",)
 
-_FILES = ("common.cuh", "resample.cu", "crop_mirror_normalize.cu", "crop.cu", "flip.cu")
+_FILES = ("common.cuh", "resample.cu", "crop_mirror_normalize.cu", "crop.cu", "flip.cu", "slice.cu")
 
 
 def _defines() -> str:
     lines = [f"#define SF_NP {NP}", f"#define SF_MAXC {MAX_CHANNELS}"]
-    for prefix, slots in (("RS", RESAMPLE_SLOTS), ("CM", CMN_SLOTS), ("CR", CROP_SLOTS), ("FL", FLIP_SLOTS)):
+    for prefix, slots in (("RS", RESAMPLE_SLOTS), ("CM", CMN_SLOTS), ("CR", CROP_SLOTS), ("FL", FLIP_SLOTS),
+                          ("SL", SLICE_SLOTS)):
         lines += [f"#define {prefix}_{k} {v}" for k, v in slots.items()]
     return "\n".join(lines)
 
@@ -141,6 +156,7 @@ def _wrappers() -> str:
     for b, t in _ELEM.items():
         out.append(f'extern "C" __global__ void sf_crop_b{b}(const i64* p) {{ sf_crop<{t}>(p); }}')
         out.append(f'extern "C" __global__ void sf_flip_b{b}(const i64* p) {{ sf_flip<{t}>(p); }}')
+        out.append(f'extern "C" __global__ void sf_slice_b{b}(const i64* p) {{ sf_slice<{t}>(p); }}')
     return "\n".join(out)
 
 

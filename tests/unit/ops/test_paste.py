@@ -74,3 +74,27 @@ def test_multi_paste_errors() -> None:
     chunk = make_chunk([np.zeros((2, 2, 1), np.uint8)])
     assert op.run(chunk)[0] == [None]
     assert "outside the batch" in str(chunk.failures[0])
+
+
+# --- the GPU implementation (host build of the kernels in CI; a real GPU when present) -----------
+
+from helpers import assert_same_outputs, run_cpu_op, run_gpu_impl
+
+
+@pytest.mark.parametrize("fill", [(255, 0, 128), (17,)])
+def test_gpu_paste_equals_cpu(kernel_ctx, grid, fill) -> None:
+    from dali_reference.geometry_cases import _images, _paste_sweep
+
+    images = _images()
+    op = Paste(ratio=1.37, fill_value=fill, paste_x=0.1, paste_y=0.9)
+    gpu, gf = run_gpu_impl(kernel_ctx, op, images)
+    cpu, cf = run_cpu_op(op, images)
+    assert not gf and not cf
+    assert_same_outputs(gpu, cpu, f"paste {fill}")
+    samples, extra = _paste_sweep()
+    op = Paste(ratio=None, fill_value=(7,), n_channels=1)
+    args = {"ratio": extra["r"], "paste_x": extra["px"], "paste_y": extra["py"], "min_canvas_size": extra["mc"]}
+    gpu, gf = run_gpu_impl(kernel_ctx, op, samples, args)
+    cpu, cf = run_cpu_op(op, samples, args)
+    assert not gf and not cf
+    assert_same_outputs(gpu, cpu, "paste sweep")

@@ -85,3 +85,81 @@ def test_slice_volume_from_numpy_reader(tmp_path) -> None:
     for i, src in enumerate((vol, vol[::-1])):
         want = np.pad(src, ((2, 0), (0, 0), (0, 0), (0, 0)), mode="edge")[0:8, 10:30, 5:29]
         assert np.array_equal(out.at(i), want)
+
+
+# --- the GPU implementation (host build of the kernels in CI; a real GPU when present) -----------
+
+from helpers import assert_same_outputs, run_cpu_op, run_gpu_impl
+
+from streamflow.gpu.ops.slice import collapse
+
+_GPU_CASES = [
+    ("hwc_pad_rgb", {"layout": "HWC", "named": {"start": [-20, -30], "shape": [190, 130]},
+                     "out_of_bounds_policy": "pad", "fill_values": [255, 0, 128]}),
+    ("hwc_inside", {"layout": "HWC", "named": {"rel_start": [0.2, 0.1], "rel_shape": [0.5, 0.6]}}),
+    ("edge", {"layout": "HWC", "named": {"start": [-20, -30], "shape": [190, 130]}, "out_of_bounds_policy": "edge"}),
+    ("reflect", {"layout": "HWC", "named": {"start": [-200, -30], "shape": [450, 330]},
+                 "out_of_bounds_policy": "reflect"}),
+    ("reflect_101", {"layout": "HWC", "named": {"start": [-20, -130], "shape": [190, 330]},
+                     "out_of_bounds_policy": "reflect_101"}),
+    ("wrap", {"layout": "HWC", "named": {"start": [-20, -30], "shape": [390, 130]}, "out_of_bounds_policy": "wrap"}),
+    ("trim", {"layout": "HWC", "named": {"start": [-20, 60], "shape": [190, 130]},
+              "out_of_bounds_policy": "trim_to_shape"}),
+    ("channels_padded", {"layout": "HWC", "axis_names": "C", "named": {"start": [-1], "shape": [5]},
+                         "out_of_bounds_policy": "pad", "fill_values": [1, 2, 3, 4, 5]}),
+    ("dtype_uint8", {"layout": "HWC", "named": {"start": [-3, -4], "shape": [50, 40]}, "dtype": "UINT8",
+                     "out_of_bounds_policy": "pad", "fill_values": -1.7}),
+    ("dtype_float16", {"layout": "HWC", "named": {"start": [3, 4], "shape": [50, 40]}, "dtype": "FLOAT16"}),
+]
+
+
+@pytest.mark.parametrize("name, kw", _GPU_CASES, ids=[c[0] for c in _GPU_CASES])
+@pytest.mark.parametrize("kind", ["uint8", "float"])
+def test_gpu_slice_equals_cpu(kernel_ctx, grid, name, kw, kind) -> None:
+    from dali_reference.geometry_cases import _float_images, _images
+
+    images = _images() if kind == "uint8" else _float_images()
+    kw = dict(kw)
+    op = Slice(named={k: np.asarray(v) for k, v in kw.pop("named").items()}, **kw)
+    gpu, gf = run_gpu_impl(kernel_ctx, op, images)
+    cpu, cf = run_cpu_op(op, images)
+    assert set(gf) == set(cf)
+    assert_same_outputs(gpu, cpu, f"slice {name} {kind}")
+
+
+@pytest.mark.parametrize("policy", ["constant", "edge", "reflect_1001", "reflect_101", "wrap"])
+def test_gpu_slice_any_dims_equals_cpu(kernel_ctx, policy) -> None:
+    from dali_reference.geometry_cases import signal, volume
+
+    rng = np.random.default_rng(3)
+    samples = [volume(), signal(300), signal(100, 2), rng.integers(0, 9, (2, 3, 1, 4, 2, 3, 2), dtype=np.int16),
+               rng.random((3, 4, 5, 2, 3)).astype(np.float64)]
+    ends = [[30, 50, 20, 1], [350], [120, 2], [2, 4, 1, 6, 2, 3, 2], [3, 5, 5, 2, 3]]
+    starts = [[-3, -4, 10, 0], [-40], [-5, 0], [0, -1, 0, -1, 0, 0, 0], [0, 1, 0, 0, -2]]
+    for sample, s, e in zip(samples, starts, ends):
+        op = Slice(named={"start": np.asarray(s), "end": np.asarray(e)}, axes=list(range(sample.ndim)),
+                   out_of_bounds_policy=policy, fill_values=7)
+        gpu, gf = run_gpu_impl(kernel_ctx, op, [sample])
+        cpu, cf = run_cpu_op(op, [sample])
+        assert not gf and not cf, (gf, cf)
+        assert_same_outputs(gpu, cpu, f"slice {policy} {sample.shape}")
+
+
+def test_gpu_slice_errors_like_cpu(kernel_ctx) -> None:
+    from dali_reference.geometry_cases import _gray
+
+    op = Slice(named={"start": np.asarray([-1, -1]), "shape": np.asarray([3, 3])}, out_of_bounds_policy="pad",
+               fill_values=[1, 2])
+    _, gf = run_gpu_impl(kernel_ctx, op, _gray())
+    assert "no channel axis" in str(gf[0])
+    op = Slice(named={"start": np.asarray([-1, 0]), "shape": np.asarray([3, 3])})
+    _, gf = run_gpu_impl(kernel_ctx, op, _gray())
+    assert "leaves the sample" in str(gf[0])
+
+
+def test_collapse_merges_whole_inner_dims() -> None:
+    assert collapse((4, 5, 6, 3), (1, 0, 0, 0), (3, 5, 6, 3), "edge", None) == ([360], [90], [180], None)
+    # a padded outer dimension merges only under the constant policy
+    assert collapse((4, 5), (-1, 0), (3, 5), "edge", None) == ([4, 5], [-1, 0], [4, 5], None)
+    assert collapse((4, 5), (-1, 0), (3, 5), "constant", None) == ([20], [-5], [20], None)
+    assert collapse((4, 5, 3), (0, 0, 0), (4, 5, 3), "constant", 2) == ([20, 3], [0, 0], [20, 3], 1)
