@@ -12,15 +12,20 @@ This package only re-exports: each function lives with its operator in
 """
 
 from ..ops.audio_resample import audio_resample
+from ..ops.batch_permutation import batch_permutation
 from ..ops.cast import cast
+from ..ops.cast_like import cast_like
 from ..ops.cat import cat, stack
 from ..ops.color import brightness_contrast, color_twist, hsv, hue, saturation
 from ..ops.color_space_conversion import color_space_conversion
+from ..ops.constant import constant, full, full_like, ones, ones_like, zeros, zeros_like
+from ..ops.copy import copy
 from ..ops.crop import crop
 from ..ops.crop_mirror_normalize import crop_mirror_normalize
 from ..ops.erase import erase
 from ..ops.external_source import external_source
 from ..ops.flip import flip
+from ..ops.get_property import get_property
 from ..ops.mel_filter_bank import mel_filter_bank
 from ..ops.mfcc import mfcc
 from ..ops.nonsilent_region import nonsilent_region
@@ -31,7 +36,9 @@ from ..ops.peek_image_shape import peek_image_shape
 from ..ops.permute_batch import permute_batch
 from ..ops.preemphasis_filter import preemphasis_filter
 from ..ops.python_function import dl_tensor_python_function, python_function, torch_python_function
+from ..ops.random_crop_generator import random_crop_generator
 from ..ops.random_resized_crop import random_resized_crop
+from ..ops.reinterpret import reinterpret
 from ..ops.reshape import expand_dims, reshape, squeeze
 from ..ops.resize import resize
 from ..ops.resize_crop_mirror import resize_crop_mirror
@@ -113,4 +120,17 @@ __all__ = [
     "pad",
     "normal_distribution",
     "resize_crop_mirror",
+    "batch_permutation",
+    "cast_like",
+    "constant",
+    "full",
+    "full_like",
+    "ones",
+    "ones_like",
+    "zeros",
+    "zeros_like",
+    "copy",
+    "get_property",
+    "random_crop_generator",
+    "reinterpret",
 ]

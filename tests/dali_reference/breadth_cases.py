@@ -1,0 +1,205 @@
+"""The DALI reference cases of the "breadth" operators: tensor creation and utilities, image
+effects, decoders of encoded arrays. Inputs, pipelines, tolerances.
+
+Shared by ``record_breadth.py`` (which runs each case on DALI 2.4's CPU operators
+and saves the outputs under ``tests/data/dali/breadth/``) and the tests (which
+run the same case on streamflow and compare, ``check``). The ``Case`` type, the
+photos and the streamflow runner are those of ``geometry_cases.py``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+try:  # imported by the tests, as part of the package dali_reference
+    from .geometry_cases import DATA, Case, photo, run_streamflow, volume
+except ImportError:  # imported by record_breadth.py, beside it
+    from geometry_cases import DATA, Case, photo, run_streamflow, volume  # type: ignore[no-redef]
+
+__all__ = ["CASES", "REFERENCE", "check", "reference"]
+
+U8 = np.uint8
+
+
+def _hw_i16() -> list[np.ndarray]:
+    v = volume()[:, :, :, 0]
+    return [np.ascontiguousarray(v[12]), np.ascontiguousarray(v[3, :20, :17])]
+
+
+def _images() -> list[np.ndarray]:
+    return [photo("chelsea.png", 3), photo("coffee.png", 4)]
+
+
+def _f32(values: list[Any]) -> list[np.ndarray]:
+    return [np.asarray(v, dtype=np.float32) for v in values]
+
+
+def _i32(values: list[Any]) -> list[np.ndarray]:
+    return [np.asarray(v, dtype=np.int32) for v in values]
+
+
+def _floats() -> list[np.ndarray]:
+    return [np.array([1.5, -2.5, 300.7, -1e9, 0.49999997, 2.5, np.nan, 65535.5], np.float32),
+            np.array([-0.5, 0.5, 127.5, -128.5, np.inf, -np.inf], np.float32)]
+
+
+CONSTANT: list[Case] = [
+    Case("fdata", _images, lambda m, x: m.fn.constant(fdata=[1.5, 2.5, -0.25])),
+    Case("idata_shape_layout", _images, lambda m, x: m.fn.constant(idata=[1, 2, 3, 4, 5, 6], shape=[2, 3],
+                                                                   layout="HW")),
+    Case("scalar_broadcast", _images, lambda m, x: m.fn.constant(fdata=3.0, shape=[2, 3])),
+    Case("scalar_1d", _images, lambda m, x: m.fn.constant(fdata=3.0)),
+    Case("fdata_to_uint8", _images, lambda m, x: m.fn.constant(fdata=[1.7, -2.5, 2.5, 300.0, 0.5],
+                                                               dtype=m.types.UINT8)),
+    Case("idata_saturate", _images, lambda m, x: m.fn.constant(idata=[2 ** 40, -2 ** 40, 7])),
+    Case("idata_int64", _images, lambda m, x: m.fn.constant(idata=[2 ** 40, -3], dtype=m.types.INT64)),
+    Case("idata_to_float16", _images, lambda m, x: m.fn.constant(idata=[1, 2, 70000], dtype=m.types.FLOAT16)),
+    Case("fdata_to_bool", _images, lambda m, x: m.fn.constant(fdata=[0.0, 0.5, -1.0], dtype=m.types.BOOL)),
+    Case("idata_to_uint16", _images, lambda m, x: m.fn.constant(idata=[-1, 70000, 5], dtype=m.types.UINT16)),
+    Case("count_mismatch", _images, lambda m, x: m.fn.constant(idata=[1, 2, 3], shape=[2, 2]), error=True),
+    Case("both", _images, lambda m, x: m.fn.constant(idata=[1], fdata=[1.0]), error=True),
+    Case("layout_mismatch", _images, lambda m, x: m.fn.constant(idata=[1, 2], layout="HW"), error=True),
+]
+
+FULL: list[Case] = [
+    Case("const_row", _images, lambda m, x: m.fn.full(np.array([1.0, 2.0, 3.0], np.float32), shape=[2, 3])),
+    Case("no_shape", _images, lambda m, x: m.fn.full(np.int16(4))),
+    Case("leading_ones", _images, lambda m, x: m.fn.full(np.array([[5, 6]], np.uint16), shape=[3, 1, 2])),
+    Case("layout", _images, lambda m, x: m.fn.full(np.float32(7), shape=[2, 2], layout="HW")),
+    Case("per_sample_fill", _images, lambda m, x, f: m.fn.full(f, shape=[2, 3]),
+         extra=lambda: {"f": [np.array([[1], [2]], np.uint8), np.array([[3, 4, 5]], np.uint8)]}),
+    Case("per_sample_shape", _images, lambda m, x, s: m.fn.full(np.float32(-1.5), shape=s),
+         extra=lambda: {"s": _i32([[2, 1], [3, 4]])}),
+    Case("bad_broadcast", _images, lambda m, x: m.fn.full(np.array([1, 2, 3], np.int16), shape=[2, 2]), error=True),
+]
+
+FULL_LIKE: list[Case] = [
+    Case("round_saturate", _hw_i16, lambda m, x: m.fn.full_like(x, np.array([9.7], np.float32)), "HW"),
+    Case("broadcast_column", _hw_i16, lambda m, x, f: m.fn.full_like(x, f), "HW",
+         extra=lambda: {"f": [np.arange(41, dtype=np.float32).reshape(41, 1) * 1000.5,
+                              (np.arange(17, dtype=np.float32) - 8.5).reshape(1, 17)]}),
+    Case("bad_broadcast", _hw_i16, lambda m, x: m.fn.full_like(x, np.array([1.0, 2.0, 3.0], np.float32)), "HW",
+         error=True),
+]
+
+ZEROS_ONES: list[Case] = [
+    Case("zeros", _images, lambda m, x: m.fn.zeros(shape=[2, 3])),
+    Case("zeros_scalar", _images, lambda m, x: m.fn.zeros()),
+    Case("zeros_int_shape", _images, lambda m, x: m.fn.zeros(shape=3, dtype=m.types.FLOAT16)),
+    Case("ones_float", _images, lambda m, x: m.fn.ones(shape=[2], dtype=m.types.FLOAT)),
+    Case("ones_per_sample_shape", _images, lambda m, x, s: m.fn.ones(shape=s, dtype=m.types.UINT8),
+         extra=lambda: {"s": _i32([[2, 1], [3, 2]])}),
+    Case("zeros_like", _images, lambda m, x: m.fn.zeros_like(x), "HWC"),
+    Case("zeros_like_f16", _hw_i16, lambda m, x: m.fn.zeros_like(x, dtype=m.types.FLOAT16), "HW"),
+    Case("ones_like", _hw_i16, lambda m, x: m.fn.ones_like(x), "HW"),
+    Case("ones_like_bool", _images, lambda m, x: m.fn.ones_like(x, dtype=m.types.BOOL), "HWC"),
+    Case("zeros_layout_mismatch", _images, lambda m, x: m.fn.zeros(shape=[2, 2], layout="HWC"), error=True),
+]
+
+COPY: list[Case] = [
+    Case("images", _images, lambda m, x: m.fn.copy(x), "HWC"),
+    Case("int16", _hw_i16, lambda m, x: m.fn.copy(x), "HW"),
+]
+
+CAST_LIKE: list[Case] = [
+    Case("to_float", _hw_i16, lambda m, x: m.fn.cast_like(x, np.float32(1)), "HW"),
+    Case("to_uint8", _floats, lambda m, x: m.fn.cast_like(x, np.uint8(1))),
+    Case("to_int16", _floats, lambda m, x: m.fn.cast_like(x, np.int16(1))),
+    Case("from_node", _images, lambda m, x, y: m.fn.cast_like(x, y), "HWC",
+         extra=lambda: {"y": [np.zeros(2, np.float16), np.zeros(1, np.float16)]}),
+]
+
+REINTERPRET: list[Case] = [
+    Case("dtype_u8", _hw_i16, lambda m, x: m.fn.reinterpret(x, dtype=m.types.UINT8), "HW"),
+    Case("dtype_i32", _images, lambda m, x: m.fn.reinterpret(x, dtype=m.types.INT8), "HWC"),
+    Case("shape_flat", _images, lambda m, x: m.fn.reinterpret(x, shape=[-1]), "HWC"),
+    Case("shape_layout", _images, lambda m, x: m.fn.reinterpret(x, shape=[-1, 3], layout="XC"), "HWC"),
+    Case("rel_shape", _images, lambda m, x: m.fn.reinterpret(x, rel_shape=[0.5, -1]), "HWC"),
+    Case("src_dims", _images, lambda m, x: m.fn.reinterpret(x, src_dims=[2, -1, 1, 0], layout="CXWH"), "HWC"),
+    Case("src_dims_rel", _images, lambda m, x: m.fn.reinterpret(x, src_dims=[1, 0, 2], rel_shape=[1, 1, -1]), "HWC"),
+    Case("dtype_shape", _hw_i16, lambda m, x: m.fn.reinterpret(x, dtype=m.types.UINT8, shape=[-1, 2]), "HW"),
+    Case("per_sample_shape", _hw_i16, lambda m, x, s: m.fn.reinterpret(x, shape=s, layout="X"), "HW",
+         extra=lambda: {"s": _i32([[41 * 33], [20 * 17]])}),
+    Case("per_sample_shape_keeps_layout", _hw_i16, lambda m, x, s: m.fn.reinterpret(x, shape=s), "HW",
+         extra=lambda: {"s": _i32([[41 * 33], [20 * 17]])}, error=True),
+    Case("shape_input", _hw_i16, lambda m, x, s: m.fn.reinterpret(x, s, dtype=m.types.UINT8), "HW",
+         extra=lambda: {"s": _i32([[41, 66], [10, 68]])}),
+    Case("bad_bytes", _hw_i16, lambda m, x: m.fn.reinterpret(x, shape=[3, 2]), "HW", error=True),
+    Case("bad_innermost", _hw_i16, lambda m, x: m.fn.reinterpret(x, dtype=m.types.FLOAT64), "HW", error=True),
+]
+
+GET_PROPERTY: list[Case] = [
+    Case("layout", _images, lambda m, x: m.fn.get_property(x, key="layout"), "HWC"),
+    Case("layout_none", _hw_i16, lambda m, x: m.fn.get_property(x, key="layout")),
+    Case("source_info_external", _images, lambda m, x: m.fn.get_property(x, key="source_info"), "HWC"),
+    Case("bad_key", _images, lambda m, x: m.fn.get_property(x, key="foo"), "HWC", error=True),
+    # the layouts other operators give their outputs
+    Case("layouts_of_outputs", _images, lambda m, x: tuple(m.fn.get_property(y, key="layout") for y in (
+        m.fn.zeros_like(x), m.fn.full_like(x, np.float32(1)), m.fn.copy(x), m.fn.cast_like(x, np.float32(0)),
+        m.fn.reinterpret(x, dtype=m.types.INT8), m.fn.reinterpret(x, shape=[-1]),
+        m.fn.reinterpret(x, rel_shape=[1, 1, 1]), m.fn.reinterpret(x, shape=[-1, 3], layout="XC"),
+        m.fn.constant(idata=[1, 2], layout="X"), m.fn.zeros(shape=[1, 2], layout="HW"))), "HWC"),
+]
+
+#: Every operator's cases, by the name of its reference file.
+CASES: dict[str, list[Case]] = {
+    "constant": CONSTANT, "full": FULL, "full_like": FULL_LIKE, "zeros_ones": ZEROS_ONES, "copy": COPY,
+    "cast_like": CAST_LIKE, "reinterpret": REINTERPRET, "get_property": GET_PROPERTY,
+}
+
+
+# --- the streamflow side (used by the tests; the recorder never calls these) ---------------------
+
+REFERENCE = DATA / "dali" / "breadth"
+
+
+@cache
+def reference(op: str) -> dict[str, np.ndarray]:
+    """DALI's recorded outputs of ``op``'s cases (see ``record_breadth.py``)."""
+    with np.load(REFERENCE / f"{op}.npz") as data:
+        return {k: data[k] for k in data.files}
+
+
+def _with_source(case: Case) -> Case:
+    """``case`` with its input as one more (last) output: a streamflow pipeline needs a source even
+    when its outputs (``fn.zeros``, ``fn.constant``) do not read one."""
+
+    def build(m: Any, x: Any, **extra: Any) -> Any:
+        out = case.build(m, x, **extra)
+        return (*(out if isinstance(out, tuple) else (out,)), x)
+
+    return dataclasses.replace(case, build=build)
+
+
+def check(op: str, case: Case, error_names: tuple[str, ...] = ()) -> None:
+    """Run ``case`` on streamflow and compare with DALI's outputs: shapes and dtypes equal, values
+    within ``case.atol``; a case DALI refused must fail naming the operator (or one of ``error_names``)."""
+    import pytest
+
+    ref = reference(op)
+    case = _with_source(case)
+    if bool(ref[f"{case.name}/error"]):
+        assert case.error
+        with pytest.raises(Exception) as info:
+            run_streamflow(case)
+        names = error_names or (op,)
+        assert any(n in str(info.value) for n in names), f"{case.name}: the error should name the operator: {info.value}"
+        return
+    got = run_streamflow(case)[:-1]
+    for k, output in enumerate(got):
+        for i, sample in enumerate(output):
+            want = ref[f"{case.name}/{k}/{i}"]
+            what = f"{op} case {case.name!r}, output {k}, sample {i}"
+            assert sample.shape == want.shape, f"{what}: shape {sample.shape}, DALI {want.shape}"
+            assert sample.dtype == want.dtype, f"{what}: dtype {sample.dtype}, DALI {want.dtype}"
+            if case.atol == 0:
+                assert np.array_equal(sample, want, equal_nan=sample.dtype.kind == "f"), f"{what}: values differ"
+            else:
+                diff = np.abs(sample.astype(np.float64) - want.astype(np.float64))
+                assert diff.max(initial=0) <= case.atol, f"{what}: max |diff| {diff.max()} > {case.atol}"
+
+
