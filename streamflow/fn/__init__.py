@@ -61,6 +61,13 @@ image_decoder_slice = decoders.image_slice
 file_reader = readers.file
 numpy_reader = readers.numpy
 normal_distribution = random.normal
+# More deprecated top-level names of DALI 2.4, each the operator it points to.
+coin_flip = random.coin_flip
+uniform = random.uniform
+audio_decoder = decoders.audio
+nemo_asr_reader = readers.nemo_asr
+video_reader = readers.video
+fast_resize_crop_mirror = resize_crop_mirror
 
 __all__ = [
     "audio_resample",
@@ -133,4 +140,10 @@ __all__ = [
     "get_property",
     "random_crop_generator",
     "reinterpret",
+    "coin_flip",
+    "uniform",
+    "audio_decoder",
+    "nemo_asr_reader",
+    "video_reader",
+    "fast_resize_crop_mirror",
 ]

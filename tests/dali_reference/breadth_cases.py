@@ -10,6 +10,7 @@ photos and the streamflow runner are those of ``geometry_cases.py``.
 from __future__ import annotations
 
 import dataclasses
+import io
 from functools import cache
 from typing import Any
 
@@ -145,10 +146,41 @@ GET_PROPERTY: list[Case] = [
         m.fn.constant(idata=[1, 2], layout="X"), m.fn.zeros(shape=[1, 2], layout="HW"))), "HWC"),
 ]
 
+def _npy(array: np.ndarray) -> np.ndarray:
+    buf = io.BytesIO()
+    np.save(buf, array)
+    return np.frombuffer(buf.getvalue(), np.uint8)
+
+
+def _npy_of(*arrays: np.ndarray) -> Any:
+    return lambda: [_npy(a) for a in arrays]
+
+
+_V = volume()[:, :, :, 0]
+
+DECODERS_NUMPY: list[Case] = [
+    Case("int16_volume", _npy_of(_V, _V[3:9, 5:, ::2]), lambda m, x: m.fn.decoders.numpy(x)),
+    Case("photo", _npy_of(photo("chelsea.png", 3), photo("coffee.png", 4)), lambda m, x: m.fn.decoders.numpy(x)),
+    Case("bool", _npy_of(_V[5] > 300, _V[9] > 100), lambda m, x: m.fn.decoders.numpy(x)),
+    Case("float16", _npy_of(_V[4].astype(np.float16) / 7, _V[6, :3].astype(np.float16)),
+         lambda m, x: m.fn.decoders.numpy(x)),
+    Case("scalar_and_empty", _npy_of(np.zeros((0, 3), np.float32), np.ones((2, 3), np.float32)),
+         lambda m, x: m.fn.decoders.numpy(x)),
+    Case("scalars", _npy_of(np.float64(3.25), np.float64(-1)), lambda m, x: m.fn.decoders.numpy(x)),
+    Case("dtype_uint8", _npy_of(_V[7].astype(np.float32) / 3 - 20, _V[8].astype(np.float32) * 0.5 + 0.25),
+         lambda m, x: m.fn.decoders.numpy(x, dtype=m.types.UINT8)),
+    Case("dtype_float", _npy_of(_V[7], _V[8]), lambda m, x: m.fn.decoders.numpy(x, dtype=m.types.FLOAT)),
+    Case("garbage", lambda: [np.frombuffer(b"hello world, not npy", np.uint8)] * 2,
+         lambda m, x: m.fn.decoders.numpy(x), error=True),
+    Case("complex", _npy_of(np.ones(3, np.complex64), np.ones(3, np.complex64)),
+         lambda m, x: m.fn.decoders.numpy(x), error=True),
+]
+
 #: Every operator's cases, by the name of its reference file.
 CASES: dict[str, list[Case]] = {
     "constant": CONSTANT, "full": FULL, "full_like": FULL_LIKE, "zeros_ones": ZEROS_ONES, "copy": COPY,
     "cast_like": CAST_LIKE, "reinterpret": REINTERPRET, "get_property": GET_PROPERTY,
+    "decoders_numpy": DECODERS_NUMPY,
 }
 
 

@@ -18,6 +18,7 @@ from . import (
     erase,
     flip,
     get_property,
+    inflate,
     mel_filter_bank,
     mfcc,
     pad,
@@ -67,5 +68,6 @@ __all__ = [
     "constant",
     "copy",
     "get_property",
+    "inflate",
     "reinterpret",
 ]
