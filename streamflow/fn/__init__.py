@@ -22,6 +22,7 @@ from ..ops.constant import constant, full, full_like, ones, ones_like, zeros, ze
 from ..ops.copy import copy
 from ..ops.crop import crop
 from ..ops.crop_mirror_normalize import crop_mirror_normalize
+from ..ops.displacement import jitter, sphere, water
 from ..ops.erase import erase
 from ..ops.external_source import external_source
 from ..ops.flip import flip
@@ -146,4 +147,7 @@ __all__ = [
     "nemo_asr_reader",
     "video_reader",
     "fast_resize_crop_mirror",
+    "jitter",
+    "sphere",
+    "water",
 ]

@@ -176,11 +176,34 @@ DECODERS_NUMPY: list[Case] = [
          lambda m, x: m.fn.decoders.numpy(x), error=True),
 ]
 
+def _float_images() -> list[np.ndarray]:
+    return [(im.astype(np.float32) * 1.37 - 40.25) for im in _images()]
+
+
+WATER: list[Case] = [
+    Case("default", _images, lambda m, x: m.fn.water(x), "HWC", atol=0),
+    Case("linear", _images, lambda m, x: m.fn.water(x, interp_type=m.types.INTERP_LINEAR), "HWC", atol=1),
+    Case("waves_fill", _images, lambda m, x: m.fn.water(x, ampl_x=4.5, ampl_y=17.0, freq_x=0.11, freq_y=0.02,
+                                                         phase_x=1.0, phase_y=-0.5, fill_value=77.9), "HWC"),
+    Case("mask", _images, lambda m, x, k: m.fn.water(x, mask=k), "HWC", extra=lambda: {"k": _i32([[0], [1]])}),
+    Case("float", _float_images, lambda m, x: m.fn.water(x, interp_type=m.types.INTERP_LINEAR, fill_value=-3.5),
+         "HWC", atol=2e-3),
+]
+
+SPHERE: list[Case] = [
+    Case("default", _images, lambda m, x: m.fn.sphere(x), "HWC"),
+    Case("linear_fill", _images, lambda m, x: m.fn.sphere(x, interp_type=m.types.INTERP_LINEAR, fill_value=200),
+         "HWC", atol=1),
+    Case("mask", _images, lambda m, x, k: m.fn.sphere(x, mask=k), "HWC", extra=lambda: {"k": _i32([[1], [0]])}),
+    Case("float", _float_images, lambda m, x: m.fn.sphere(x), "HWC"),
+    Case("gray_1_channel", lambda: [photo("camera.png", 4)[:, :, None]], lambda m, x: m.fn.sphere(x), "HWC"),
+]
+
 #: Every operator's cases, by the name of its reference file.
 CASES: dict[str, list[Case]] = {
     "constant": CONSTANT, "full": FULL, "full_like": FULL_LIKE, "zeros_ones": ZEROS_ONES, "copy": COPY,
     "cast_like": CAST_LIKE, "reinterpret": REINTERPRET, "get_property": GET_PROPERTY,
-    "decoders_numpy": DECODERS_NUMPY,
+    "decoders_numpy": DECODERS_NUMPY, "water": WATER, "sphere": SPHERE,
 }
 
 

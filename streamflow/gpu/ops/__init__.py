@@ -15,6 +15,7 @@ from . import (
     crop,
     crop_mirror_normalize,
     decoders,
+    displacement,
     erase,
     flip,
     get_property,
@@ -68,6 +69,7 @@ __all__ = [
     "constant",
     "copy",
     "get_property",
+    "displacement",
     "inflate",
     "reinterpret",
 ]
