@@ -23,6 +23,7 @@ from ..ops.copy import copy
 from ..ops.crop import crop
 from ..ops.crop_mirror_normalize import crop_mirror_normalize
 from ..ops.displacement import jitter, sphere, water
+from ..ops.dump_image import dump_image
 from ..ops.erase import erase
 from ..ops.external_source import external_source
 from ..ops.flip import flip
@@ -35,6 +36,7 @@ from ..ops.pad import pad
 from ..ops.paste import multi_paste, paste
 from ..ops.peek_image_shape import peek_image_shape
 from ..ops.permute_batch import permute_batch
+from ..ops.power_spectrum import power_spectrum
 from ..ops.preemphasis_filter import preemphasis_filter
 from ..ops.python_function import dl_tensor_python_function, python_function, torch_python_function
 from ..ops.random_crop_generator import random_crop_generator
@@ -150,4 +152,6 @@ __all__ = [
     "jitter",
     "sphere",
     "water",
+    "dump_image",
+    "power_spectrum",
 ]

@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 
 try:  # imported by the tests, as part of the package dali_reference
-    from .geometry_cases import DATA, Case, photo, run_streamflow, volume
+    from .geometry_cases import DATA, Case, photo, run_streamflow, signal, volume
 except ImportError:  # imported by record_breadth.py, beside it
-    from geometry_cases import DATA, Case, photo, run_streamflow, volume  # type: ignore[no-redef]
+    from geometry_cases import DATA, Case, photo, run_streamflow, signal, volume  # type: ignore[no-redef]
 
 __all__ = ["CASES", "REFERENCE", "check", "reference"]
 
@@ -199,11 +199,24 @@ SPHERE: list[Case] = [
     Case("gray_1_channel", lambda: [photo("camera.png", 4)[:, :, None]], lambda m, x: m.fn.sphere(x), "HWC"),
 ]
 
+def _signals() -> list[np.ndarray]:
+    return [signal(1000), signal(777)]
+
+
+POWER_SPECTRUM: list[Case] = [
+    Case("default", _signals, lambda m, x: m.fn.power_spectrum(x), atol=1e-3),
+    Case("nfft_short", _signals, lambda m, x: m.fn.power_spectrum(x, nfft=256), atol=1e-3),
+    Case("nfft_long", _signals, lambda m, x: m.fn.power_spectrum(x, nfft=2048), atol=1e-3),
+    Case("magnitude", _signals, lambda m, x: m.fn.power_spectrum(x, power=1), atol=1e-4),
+    Case("axis0", lambda: [signal(600, 3), signal(333, 3)], lambda m, x: m.fn.power_spectrum(x, axis=0), atol=1e-3),
+    Case("int16", lambda: [volume()[3, 5, :, 0]] * 2, lambda m, x: m.fn.power_spectrum(x), error=True),
+]
+
 #: Every operator's cases, by the name of its reference file.
 CASES: dict[str, list[Case]] = {
     "constant": CONSTANT, "full": FULL, "full_like": FULL_LIKE, "zeros_ones": ZEROS_ONES, "copy": COPY,
     "cast_like": CAST_LIKE, "reinterpret": REINTERPRET, "get_property": GET_PROPERTY,
-    "decoders_numpy": DECODERS_NUMPY, "water": WATER, "sphere": SPHERE,
+    "decoders_numpy": DECODERS_NUMPY, "water": WATER, "sphere": SPHERE, "power_spectrum": POWER_SPECTRUM,
 }
 
 

@@ -85,11 +85,48 @@ def record_source_info() -> Path:
     return path
 
 
+def dump_image_inputs() -> list[np.ndarray]:
+    """Two small real images: an RGB crop and a 1-channel crop."""
+    from breadth_cases import photo
+
+    return [np.ascontiguousarray(photo("chelsea.png", 9)[:5, :7]),
+            np.ascontiguousarray(photo("camera.png", 9)[:4, :6, None])]
+
+
+def record_dump_image() -> Path:
+    """The files ``dump_image(suffix="dbg")`` writes for ``dump_image_inputs()`` (name -> text)."""
+    import os
+    import tempfile
+
+    from nvidia.dali import fn, pipeline_def
+
+    images = dump_image_inputs()
+
+    @pipeline_def(batch_size=len(images), num_threads=1, device_id=None, seed=1)
+    def pipe():  # type: ignore[no-untyped-def]
+        return fn.dump_image(fn.external_source(lambda: images, layout="HWC"), suffix="dbg")
+
+    here = os.getcwd()
+    with tempfile.TemporaryDirectory() as tmp:
+        os.chdir(tmp)
+        try:
+            p = pipe()
+            p.build()
+            p.run()
+        finally:
+            os.chdir(here)
+        files = {name: (Path(tmp) / name).read_text() for name in sorted(os.listdir(tmp))}
+    path = OUT / "dump_image.json"
+    path.write_text(json.dumps(files, indent=1) + "\n")
+    return path
+
+
 def main(argv: list[str]) -> None:
     for op in argv or list(CASES):
         print(record(op))
     if not argv:
         print(record_source_info())
+        print(record_dump_image())
 
 
 if __name__ == "__main__":
