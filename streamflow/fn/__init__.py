@@ -22,6 +22,7 @@ from ..ops.constant import constant, full, full_like, ones, ones_like, zeros, ze
 from ..ops.copy import copy
 from ..ops.crop import crop
 from ..ops.crop_mirror_normalize import crop_mirror_normalize
+from ..ops.debayer import debayer
 from ..ops.displacement import jitter, sphere, water
 from ..ops.dump_image import dump_image
 from ..ops.erase import erase
@@ -154,4 +155,5 @@ __all__ = [
     "water",
     "dump_image",
     "power_spectrum",
+    "debayer",
 ]

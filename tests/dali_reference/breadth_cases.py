@@ -212,11 +212,51 @@ POWER_SPECTRUM: list[Case] = [
     Case("int16", lambda: [volume()[3, 5, :, 0]] * 2, lambda m, x: m.fn.power_spectrum(x), error=True),
 ]
 
+def bayer(rgb: np.ndarray, blue: tuple[int, int]) -> np.ndarray:
+    """The Bayer mosaic of an RGB image, blue at ``blue`` in the tile from the second row and column."""
+    h, w, _ = rgb.shape
+    yy, xx = np.mgrid[0:h, 0:w]
+    by, bx = (1 + blue[0]) % 2, (1 + blue[1]) % 2
+    out = rgb[..., 1].copy()
+    is_blue = (yy % 2 == by) & (xx % 2 == bx)
+    is_red = (yy % 2 != by) & (xx % 2 != bx)
+    out[is_blue], out[is_red] = rgb[..., 2][is_blue], rgb[..., 0][is_red]
+    return out
+
+
+def _bayer_images(blue: tuple[int, int] = (0, 0), dtype: Any = np.uint8) -> Any:
+    def make() -> list[np.ndarray]:
+        imgs = [photo("chelsea.png", 3)[:, :150], photo("coffee.png", 4)[:100, :150]]
+        scale = 257 if dtype == np.uint16 else 1
+        return [bayer(im, blue).astype(dtype) * dtype(scale) for im in imgs]
+    return make
+
+
+_ALGOS = ("bilinear_ocv", "edgeaware_ocv", "vng_ocv", "gray_ocv")
+_BLUES = ((0, 0), (0, 1), (1, 0), (1, 1))
+
+DEBAYER: list[Case] = [
+    *(Case(f"{a}_{b[0]}{b[1]}", _bayer_images(b), lambda m, x, a=a, b=b: m.fn.debayer(
+        x, blue_position=list(b), algorithm=a), "HW") for a in _ALGOS for b in _BLUES),
+    Case("uint16", _bayer_images((1, 1), np.uint16), lambda m, x: m.fn.debayer(x, blue_position=[1, 1]), "HW"),
+    Case("uint16_edgeaware", _bayer_images((0, 1), np.uint16),
+         lambda m, x: m.fn.debayer(x, blue_position=[0, 1], algorithm="edgeaware_ocv"), "HW"),
+    Case("hwc_per_sample", lambda: [im[..., None] for im in _bayer_images((1, 0))()],
+         lambda m, x, b: m.fn.debayer(x, blue_position=b), "HWC", extra=lambda: {"b": _i32([[1, 0], [0, 1]])}),
+    Case("sequence", lambda: [np.stack(_bayer_images((0, 0))()), np.stack(_bayer_images((0, 0))()[::-1])],
+         lambda m, x: m.fn.debayer(x, blue_position=[0, 0]), "FHW"),
+    Case("odd_size", lambda: [photo("chelsea.png", 3)[:, :, 0]], lambda m, x: m.fn.debayer(x, blue_position=[0, 0]),
+         "HW", error=True),
+    Case("vng_uint16", _bayer_images((1, 1), np.uint16),
+         lambda m, x: m.fn.debayer(x, blue_position=[1, 1], algorithm="vng_ocv"), "HW", error=True),
+]
+
 #: Every operator's cases, by the name of its reference file.
 CASES: dict[str, list[Case]] = {
     "constant": CONSTANT, "full": FULL, "full_like": FULL_LIKE, "zeros_ones": ZEROS_ONES, "copy": COPY,
     "cast_like": CAST_LIKE, "reinterpret": REINTERPRET, "get_property": GET_PROPERTY,
     "decoders_numpy": DECODERS_NUMPY, "water": WATER, "sphere": SPHERE, "power_spectrum": POWER_SPECTRUM,
+    "debayer": DEBAYER,
 }
 
 
