@@ -16,6 +16,7 @@ from ..ops.batch_permutation import batch_permutation
 from ..ops.cast import cast
 from ..ops.cast_like import cast_like
 from ..ops.cat import cat, stack
+from ..ops.clahe import clahe
 from ..ops.color import brightness_contrast, color_twist, hsv, hue, saturation
 from ..ops.color_space_conversion import color_space_conversion
 from ..ops.constant import constant, full, full_like, ones, ones_like, zeros, zeros_like
@@ -156,4 +157,5 @@ __all__ = [
     "dump_image",
     "power_spectrum",
     "debayer",
+    "clahe",
 ]

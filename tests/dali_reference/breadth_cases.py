@@ -251,12 +251,26 @@ DEBAYER: list[Case] = [
          lambda m, x: m.fn.debayer(x, blue_position=[1, 1], algorithm="vng_ocv"), "HW", error=True),
 ]
 
+CLAHE: list[Case] = [
+    Case("gray", lambda: [photo("camera.png", 2)[..., None], np.ascontiguousarray(photo("camera.png", 3)[:101, :77, None])],
+         lambda m, x: m.fn.clahe(x, tiles_x=8, tiles_y=8, clip_limit=2.0), "HWC"),
+    Case("gray_odd_grid", lambda: [np.ascontiguousarray(photo("camera.png", 3)[:101, :77, None])],
+         lambda m, x: m.fn.clahe(x, tiles_x=5, tiles_y=3, clip_limit=3.0), "HWC"),
+    Case("rgb_luma", _images, lambda m, x: m.fn.clahe(x, tiles_x=8, tiles_y=8, clip_limit=2.0), "HWC"),
+    Case("rgb_channels", _images, lambda m, x: m.fn.clahe(x, tiles_x=4, tiles_y=6, clip_limit=1.5, luma_only=False),
+         "HWC"),
+    Case("uint16", lambda: [photo("camera.png", 4)[..., None].astype(np.uint16)],
+         lambda m, x: m.fn.clahe(x, tiles_x=4, tiles_y=4, clip_limit=2.0), "HWC", error=True),
+    Case("four_channels", lambda: [np.zeros((40, 50, 4), np.uint8)],
+         lambda m, x: m.fn.clahe(x, tiles_x=4, tiles_y=4, clip_limit=2.0), "HWC", error=True),
+]
+
 #: Every operator's cases, by the name of its reference file.
 CASES: dict[str, list[Case]] = {
     "constant": CONSTANT, "full": FULL, "full_like": FULL_LIKE, "zeros_ones": ZEROS_ONES, "copy": COPY,
     "cast_like": CAST_LIKE, "reinterpret": REINTERPRET, "get_property": GET_PROPERTY,
     "decoders_numpy": DECODERS_NUMPY, "water": WATER, "sphere": SPHERE, "power_spectrum": POWER_SPECTRUM,
-    "debayer": DEBAYER,
+    "debayer": DEBAYER, "clahe": CLAHE,
 }
 
 
