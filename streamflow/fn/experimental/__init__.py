@@ -11,9 +11,10 @@ experimental resize, with the arguments and defaults of ``fn.resize``.
 from ...ops.audio_resample import audio_resample
 from ...ops.debayer import debayer
 from ...ops.decoders.inflate import inflate
+from ...ops.morphology import dilate, erode
 from ...ops.peek_image_shape import peek_image_shape
 from ...ops.resize import resize
 from ...ops.warp_perspective import remap, warp_perspective
 from . import decoders, readers
 
-__all__ = ["audio_resample", "debayer", "decoders", "inflate", "peek_image_shape", "readers", "remap", "resize", "warp_perspective"]
+__all__ = ["audio_resample", "debayer", "decoders", "dilate", "erode", "inflate", "peek_image_shape", "readers", "remap", "resize", "warp_perspective"]
