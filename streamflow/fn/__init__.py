@@ -73,6 +73,7 @@ audio_decoder = decoders.audio
 nemo_asr_reader = readers.nemo_asr
 video_reader = readers.video
 fast_resize_crop_mirror = resize_crop_mirror
+sequence_reader = readers.sequence
 
 __all__ = [
     "audio_resample",
@@ -158,4 +159,5 @@ __all__ = [
     "power_spectrum",
     "debayer",
     "clahe",
+    "sequence_reader",
 ]

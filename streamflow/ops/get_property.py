@@ -22,6 +22,7 @@ from ..operator import Chunk, Operator
 from ..types import Device
 from .arguments import fn_function
 from .external_source import ExternalSource
+from .readers.sequence import SequenceReader
 
 __all__ = ["KEYS", "GetProperty", "get_property"]
 
@@ -75,5 +76,5 @@ def get_property(input: DataNode, *, key: str, device: str | Device | None = Non
     origin = _origin(node)
     root = getattr(origin, "file_root", None)
     op = GetProperty(key, layout=input_layout(node, "get_property"), root=root if isinstance(root, str) else None,
-                     no_source=isinstance(origin, ExternalSource), name=name)
+                     no_source=isinstance(origin, (ExternalSource, SequenceReader)), name=name)
     return add_node(op, [node], device=device)[0]

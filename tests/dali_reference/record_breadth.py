@@ -121,12 +121,60 @@ def record_dump_image() -> Path:
     return path
 
 
+def sequence_tree(root: Path) -> None:
+    """Three streams of PNG frames (7, 4 and 2 frames) cut from real photos, plus a stray text file."""
+    from breadth_cases import photo
+    from PIL import Image
+
+    for k, (name, frames) in enumerate((("cat", 7), ("coffee", 4), ("astronaut", 2))):
+        image = photo(f"{name}.png" if name != "cat" else "chelsea.png", 6)
+        folder = root / f"stream{k}"
+        folder.mkdir(parents=True, exist_ok=True)
+        for i in range(frames):
+            Image.fromarray(np.ascontiguousarray(image[i:i + 20, 2 * i:2 * i + 24])).save(folder / f"{i:04d}.png")
+    (root / "stream0" / "notes.txt").write_text("not a frame")
+
+
+SEQUENCE_CONFIGS = {"len3": dict(sequence_length=3), "len2_step2_stride2": dict(sequence_length=2, step=2, stride=2),
+                    "gray_len4": dict(sequence_length=4, image_type="GRAY")}
+
+
+def record_sequence() -> Path:
+    """One epoch of ``readers.sequence`` over ``sequence_tree`` per configuration (batch 1, in order)."""
+    import tempfile
+
+    from nvidia.dali import fn, pipeline_def, types
+
+    arrays: dict[str, np.ndarray] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        sequence_tree(Path(tmp))
+        for key, kw in SEQUENCE_CONFIGS.items():
+            kw = dict(kw)
+            if "image_type" in kw:
+                kw["image_type"] = getattr(types, str(kw["image_type"]))
+
+            @pipeline_def(batch_size=1, num_threads=1, device_id=None, seed=1)
+            def pipe():  # type: ignore[no-untyped-def]
+                return fn.readers.sequence(file_root=tmp, name="r", **kw)
+
+            p = pipe()
+            p.build()
+            n = p.epoch_size("r")
+            for i in range(n):
+                arrays[f"{key}/{i}"] = np.array(p.run()[0][0])
+            arrays[f"{key}/size"] = np.array(n)
+    path = OUT / "readers_sequence.npz"
+    np.savez_compressed(path, **arrays)
+    return path
+
+
 def main(argv: list[str]) -> None:
     for op in argv or list(CASES):
         print(record(op))
     if not argv:
         print(record_source_info())
         print(record_dump_image())
+        print(record_sequence())
 
 
 if __name__ == "__main__":
