@@ -47,7 +47,7 @@ class SequenceReader(ListSource):
 
     name = "readers.sequence"
 
-    def __init__(self, *, file_root: str, sequence_length: int, step: int = 1, stride: int = 1,
+    def __init__(self, *, file_root: str | os.PathLike[str], sequence_length: int, step: int = 1, stride: int = 1,
                  image_type: ImageType = ImageType.RGB, shard: ShardSpec = ShardSpec(), seed: int | None = None,
                  name: str | None = None) -> None:
         super().__init__(shard=shard, seed=seed, name=name)
