@@ -128,7 +128,7 @@ class FitsReader(ListSource):
                 arrays = await self._io.call(read_hdus, content, self.hdu_indices, self.dtypes, path)
             except SampleError as err:
                 failures[row] = err
-                arrays = [None] * len(self.hdu_indices)
+                arrays = [None] * len(self.hdu_indices)  # type: ignore[list-item]
             for k, arr in enumerate(arrays):
                 outputs[k].append(arr)
         return SourceBatch(outputs=outputs, sample_ids=ids, sources=list(paths), failures=failures)
