@@ -53,6 +53,7 @@ from ..ops.sequence import element_extract, per_frame, sequence_rearrange
 from ..ops.shapes import shapes
 from ..ops.slice import slice
 from ..ops.spectrogram import spectrogram
+from ..ops.tensor_resize import tensor_resize
 from ..ops.to_decibels import to_decibels
 from ..ops.transpose import transpose
 from ..ops.warp_affine import warp_affine
@@ -160,4 +161,5 @@ __all__ = [
     "debayer",
     "clahe",
     "sequence_reader",
+    "tensor_resize",
 ]

@@ -265,12 +265,51 @@ CLAHE: list[Case] = [
          lambda m, x: m.fn.clahe(x, tiles_x=4, tiles_y=4, clip_limit=2.0), "HWC", error=True),
 ]
 
+def _hw_u8() -> list[np.ndarray]:
+    return [photo("camera.png", 3), np.ascontiguousarray(photo("camera.png", 5)[:71, :90])]
+
+
+TENSOR_RESIZE: list[Case] = [
+    Case("signal_scale", lambda: [signal(1000), signal(333)], lambda m, x: m.fn.tensor_resize(x, scales=[0.37]),
+         atol=1e-3),
+    Case("signal_up_cubic", lambda: [signal(100), signal(57)],
+         lambda m, x: m.fn.tensor_resize(x, scales=[2.5], interp_type=m.types.INTERP_CUBIC), atol=1e-3),
+    Case("hw_sizes", _hw_u8, lambda m, x: m.fn.tensor_resize(x, sizes=[50, 60]), "HW", atol=1),
+    Case("hw_size_keep_aspect", _hw_u8, lambda m, x: m.fn.tensor_resize(x, sizes=[40, 0]), "HW", atol=1),
+    Case("hwc_axes", _images, lambda m, x: m.fn.tensor_resize(x, sizes=[31, 77], axes=[0, 1]), "HWC", atol=1),
+    Case("hwc_axis_names", _images, lambda m, x: m.fn.tensor_resize(x, scales=[0.6], axis_names="W"), "HWC", atol=1),
+    Case("hw_not_larger", _hw_u8, lambda m, x: m.fn.tensor_resize(x, sizes=[60, 60], mode="not_larger"), "HW",
+         atol=1),
+    Case("hw_not_smaller_max", _hw_u8, lambda m, x: m.fn.tensor_resize(x, sizes=[60, 60], mode="not_smaller",
+                                                                       max_size=[100, 80]), "HW", atol=1),
+    Case("volume_float", lambda: [volume().astype(np.float32)], lambda m, x: m.fn.tensor_resize(
+        x, sizes=[20, 30, 25], axes=[0, 1, 2]), "DHWC", atol=5e-3),
+    Case("volume_int16", lambda: [volume()], lambda m, x: m.fn.tensor_resize(x, scales=[0.5, 0.75, 1.3],
+                                                                             axes=[0, 1, 2]), "DHWC", atol=1),
+    Case("ceil_align0", _hw_u8, lambda m, x: m.fn.tensor_resize(x, scales=[0.33, 0.71], size_rounding="ceil",
+                                                                alignment=[0.0, 0.0]), "HW", atol=1),
+    Case("truncate_align1", _hw_u8, lambda m, x: m.fn.tensor_resize(x, scales=[0.33, 0.71], size_rounding="truncate",
+                                                                    alignment=1.0), "HW", atol=1),
+    Case("no_subpixel", _hw_u8, lambda m, x: m.fn.tensor_resize(x, scales=[0.33, 0.71], subpixel_scale=False),
+         "HW", atol=1),
+    Case("roi", _hw_u8, lambda m, x: m.fn.tensor_resize(x, sizes=[40, 40], roi_start=[10, 80], roi_end=[60, 20]),
+         "HW", atol=1),
+    Case("roi_relative", _hw_u8, lambda m, x: m.fn.tensor_resize(x, sizes=[33, 44], roi_start=[0.1, 0.2],
+                                                                 roi_end=[0.9, 0.6], roi_relative=True), "HW", atol=1),
+    Case("nn", _hw_u8, lambda m, x: m.fn.tensor_resize(x, sizes=[121, 41], interp_type=m.types.INTERP_NN), "HW"),
+    Case("lanczos_float_out", _hw_u8, lambda m, x: m.fn.tensor_resize(x, sizes=[50, 70], dtype=m.types.FLOAT,
+                                                                      interp_type=m.types.INTERP_LANCZOS3), "HW",
+         atol=5e-3),
+    Case("per_sample_sizes", _hw_u8, lambda m, x, s: m.fn.tensor_resize(x, sizes=s), "HW",
+         extra=lambda: {"s": _f32([[30, 20], [90, 45]])}, atol=1),
+]
+
 #: Every operator's cases, by the name of its reference file.
 CASES: dict[str, list[Case]] = {
     "constant": CONSTANT, "full": FULL, "full_like": FULL_LIKE, "zeros_ones": ZEROS_ONES, "copy": COPY,
     "cast_like": CAST_LIKE, "reinterpret": REINTERPRET, "get_property": GET_PROPERTY,
     "decoders_numpy": DECODERS_NUMPY, "water": WATER, "sphere": SPHERE, "power_spectrum": POWER_SPECTRUM,
-    "debayer": DEBAYER, "clahe": CLAHE,
+    "debayer": DEBAYER, "clahe": CLAHE, "tensor_resize": TENSOR_RESIZE,
 }
 
 

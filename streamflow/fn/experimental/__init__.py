@@ -14,7 +14,8 @@ from ...ops.decoders.inflate import inflate
 from ...ops.morphology import dilate, erode
 from ...ops.peek_image_shape import peek_image_shape
 from ...ops.resize import resize
+from ...ops.tensor_resize import tensor_resize
 from ...ops.warp_perspective import remap, warp_perspective
 from . import decoders, readers
 
-__all__ = ["audio_resample", "debayer", "decoders", "dilate", "erode", "inflate", "peek_image_shape", "readers", "remap", "resize", "warp_perspective"]
+__all__ = ["audio_resample", "debayer", "decoders", "dilate", "erode", "inflate", "peek_image_shape", "readers", "remap", "resize", "tensor_resize", "warp_perspective"]

@@ -35,6 +35,7 @@ from . import (
     sequence,
     slice,
     spectrogram,
+    tensor_resize,
     to_decibels,
     video,
 )
@@ -71,6 +72,7 @@ __all__ = [
     "constant",
     "copy",
     "get_property",
+    "tensor_resize",
     "morphology",
     "power_spectrum",
     "displacement",
