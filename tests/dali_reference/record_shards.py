@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -93,6 +94,15 @@ def main() -> None:
         record["quirks"] = {
             key: run(lambda **s: fn.readers.webdataset(paths=[paths["quirks"]], **args, **s), 4 if key != "skip" else 3)
             for key, args in quirks.items()
+        }
+        # DALI's index tools (installed beside its Python as wds2idx / tfrecord2idx) on the same files.
+        tools = Path(sys.executable).parent
+        subprocess.run([str(tools / "wds2idx"), paths["wds"][0], f"{tmp}/dali.idx"], check=True,
+                       stdout=subprocess.DEVNULL)
+        subprocess.run([str(tools / "tfrecord2idx"), paths["tfrecord"][0], f"{tmp}/dali.tfidx"], check=True)
+        record["tools"] = {
+            "wds2idx": Path(f"{tmp}/dali.idx").read_text(),
+            "tfrecord2idx": Path(f"{tmp}/dali.tfidx").read_text(),
         }
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(record, indent=1) + "\n")

@@ -153,3 +153,11 @@ def test_tfrecord2idx_tool_writes_dalis_index(ref: dict, tmp_path: Path) -> None
     out = tmp_path / "made.idx"
     subprocess.run([sys.executable, "-m", "streamflow.tools.tfrecord2idx", ref["tfrecord"][1], str(out)], check=True)
     assert out.read_text() == Path(ref["tfrecord_idx"][1]).read_text()
+
+
+def test_tfrecord2idx_matches_dalis_tool(ref: dict, tmp_path: Path) -> None:
+    from reader_checks import dali_record
+
+    out = tmp_path / "made.idx"
+    subprocess.run([sys.executable, "-m", "streamflow.tools.tfrecord2idx", ref["tfrecord"][0], str(out)], check=True)
+    assert out.read_text() == dali_record()["tools"]["tfrecord2idx"]
