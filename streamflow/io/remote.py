@@ -137,7 +137,7 @@ def filesystem(url: str) -> tuple[Any, str]:
     """(fsspec file system, path inside it) for ``url``; options come from fsspec's config."""
     fsspec = _fsspec()
     try:
-        return fsspec.core.url_to_fs(url)  # type: ignore[no-any-return]
+        return fsspec.core.url_to_fs(url)
     except ImportError as e:
         scheme = url.split("://", 1)[0]
         package = {"s3": "s3fs", "s3a": "s3fs", "gs": "gcsfs", "gcs": "gcsfs", "http": "aiohttp", "https": "aiohttp"}
@@ -165,6 +165,9 @@ def _status(error: BaseException) -> int | None:
 
 def classify(error: BaseException) -> str | None:
     """``None`` for a transient error (worth retrying), else the permanent reason in words."""
+    cause = error.__cause__
+    if isinstance(error, FileNotFoundError) and cause is not None and _status(cause) not in (None, 404, 410):
+        return classify(cause)  # fsspec's HTTP info() reports any failed HEAD/GET as "not found"
     if isinstance(error, FileNotFoundError):
         return "not found (no such object or file)"
     if isinstance(error, PermissionError):
@@ -362,6 +365,7 @@ class RemoteStore:
         if extent is not None:
             end = min(end, extent)
         task = asyncio.ensure_future(self._fetch(fs, url, path, start, end))
+        task.add_done_callback(_retrieve)  # a failed read-ahead nobody awaits is not an unhandled error
         self._blocks[key] = task
         self._cached_bytes += end - start
         while self._cached_bytes > self.conf.cache_bytes and len(self._blocks) > 1:
@@ -378,10 +382,11 @@ class RemoteStore:
         first, last = offset // bs, (offset + size - 1) // bs
         tasks = [self._block(fs, url, path, i) for i in range(first, last + 1)]
         extent = self._extents.get(url)
-        for ahead in range(last + 1, last + 1 + self.conf.read_ahead):
-            if extent is not None and ahead * bs >= extent:
-                break
-            self._block(fs, url, path, ahead)
+        if extent is not None:  # without a known end, reading ahead could run past the object
+            for ahead in range(last + 1, last + 1 + self.conf.read_ahead):
+                if ahead * bs >= extent:
+                    break
+                self._block(fs, url, path, ahead)
         try:
             blocks = await asyncio.gather(*(asyncio.shield(t) for t in tasks))
         except ReadError:
@@ -414,3 +419,8 @@ class RemoteStore:
             loop = task.get_loop()
             if not loop.is_closed():
                 loop.call_soon_threadsafe(task.cancel)
+
+
+def _retrieve(task: asyncio.Task[bytes]) -> None:
+    if not task.cancelled():
+        task.exception()

@@ -15,7 +15,7 @@ def default_index(archive: str) -> str:
     return (archive[:dot] if dot >= 0 else archive) + ".idx"
 
 
-def make_index(read, size, path):  # type: ignore[no-untyped-def]
+def make_index(read, size, path):
     samples = fmt.group_samples(fmt.scan_tar(read, size, path))
     if not samples:
         raise ValueError(f"{path}: the archive holds no samples (no regular files)")

@@ -29,7 +29,7 @@ from nvidia.dali import fn, pipeline_def
 
 TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS))
-import shard_writers as W  # noqa: E402
+import shard_writers as W
 
 OUT = TESTS / "data" / "dali" / "shards" / "readers.json"
 

@@ -64,7 +64,7 @@ def parse_datum(buf: memoryview) -> Datum:
             elif number == 7:
                 d.encoded = bool(value)
         elif wire == LEN and number == 4:
-            d.data = bytes(value)  # type: ignore[arg-type]
+            d.data = bytes(value)
     return d
 
 
@@ -99,7 +99,7 @@ def _tensor(buf: memoryview) -> Tensor:
             else:
                 t.dims.append(to_int64(value))  # type: ignore[arg-type]
         elif number == 2 and wire == VARINT:
-            t.data_type = int(value)  # type: ignore[arg-type]
+            t.data_type = int(value)
         elif number == 3:
             if wire == LEN:
                 t.float_data.append(packed_fixed32(value))  # type: ignore[arg-type]
@@ -116,9 +116,9 @@ def _tensor(buf: memoryview) -> Tensor:
             else:
                 t.int64_data.append(to_int64(value))  # type: ignore[arg-type]
         elif number == 5 and wire == LEN:
-            t.byte_data = bytes(value)  # type: ignore[arg-type]
+            t.byte_data = bytes(value)
         elif number == 6 and wire == LEN:
-            t.string_data.append(bytes(value))  # type: ignore[arg-type]
+            t.string_data.append(bytes(value))
     return t
 
 

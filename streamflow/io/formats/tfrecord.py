@@ -142,7 +142,7 @@ def _feature(buf: memoryview) -> FeatureValue | None:
             continue
         assert isinstance(value, memoryview)
         if number == 1:
-            kind = (FeatureType.STRING, [bytes(v) for n, w, v in fields(value) if n == 1 and w == LEN])  # type: ignore[arg-type]
+            kind = (FeatureType.STRING, [bytes(v) for n, w, v in fields(value) if n == 1 and w == LEN])
         elif number == 2:
             floats: list[np.ndarray] = []
             for n, w, v in fields(value):
@@ -174,7 +174,7 @@ def parse_example(data: memoryview, wanted: set[str]) -> dict[str, FeatureValue 
             feature: memoryview | None = None
             for en, ew, ev in fields(entry):  # type: ignore[arg-type]
                 if en == 1 and ew == LEN:
-                    key = bytes(ev).decode("utf-8", "replace")  # type: ignore[arg-type]
+                    key = bytes(ev).decode("utf-8", "replace")
                 elif en == 2 and ew == LEN:
                     feature = ev  # type: ignore[assignment]
             if key is not None and key in wanted:

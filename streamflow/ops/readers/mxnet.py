@@ -32,7 +32,7 @@ def index_records(paths: list[str], index_path: str | None) -> list[tuple[int, i
             return fmt.record_extents(fmt.parse_index(text, index_path), sizes)
         except fmt.RecordIOError as e:
             raise PipelineDefinitionError(f"readers.mxnet: {e}") from None
-    out = []
+    out: list[tuple[int, int, int]] = []
     for f, path in enumerate(paths):
         reader = storage.open_range_reader(path, "readers.mxnet: cannot open")
         try:

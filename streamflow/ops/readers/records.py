@@ -36,7 +36,7 @@ def as_list(value: str | Sequence[str] | None, what: str, reader: str) -> list[s
         value = [value]  # type: ignore[list-item]
     import os
 
-    out = [os.fsdecode(v) for v in value]  # type: ignore[arg-type]
+    out = [os.fsdecode(v) for v in value]
     if any(not p for p in out):
         raise PipelineDefinitionError(f"{reader}: {what} has an empty path")
     return out

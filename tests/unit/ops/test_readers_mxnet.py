@@ -10,7 +10,12 @@ import numpy as np
 import pytest
 import shard_writers as W
 from helpers import DATA
-from reader_checks import assert_equals_loose_files, assert_matches_dali, assert_resumes_exactly, pipeline
+from reader_checks import (
+    assert_equals_loose_files,
+    assert_matches_dali,
+    assert_resumes_exactly,
+    pipeline,
+)
 
 import streamflow as sf
 from streamflow import fn
