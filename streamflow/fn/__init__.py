@@ -28,7 +28,7 @@ from ..ops.rotate import rotate
 from ..ops.shapes import shapes
 from ..ops.transpose import transpose
 from ..ops.warp_affine import warp_affine
-from . import decoders, random, readers
+from . import decoders, io, random, readers
 
 # DALI's deprecated names, still used by many pipelines.
 image_decoder = decoders.image
@@ -58,6 +58,7 @@ __all__ = [
     "image_decoder_crop",
     "image_decoder_random_crop",
     "image_decoder_slice",
+    "io",
     "normalize",
     "numpy_reader",
     "python_function",
