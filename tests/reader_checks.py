@@ -106,3 +106,11 @@ def assert_equals_loose_files(make_images: Callable[[], tuple[Any, Any]], files:
     for (g_img, g_lab), (w_img, w_lab) in zip(got, want):
         np.testing.assert_array_equal(g_img, w_img)
         np.testing.assert_array_equal(cast_label(g_lab).reshape(-1), w_lab.reshape(-1).astype(cast_label(g_lab).dtype))
+
+
+def assert_skips_only(pipe: sf.Pipeline, batch: sf.Batch, bad: str, size: int) -> None:
+    """Under ``on_error="skip"``: ``batch`` is full, holds no sample of ``bad``, and every skipped
+    sample (read-ahead batches may have skipped it again) is ``bad``."""
+    assert len(batch.sources) == size and not any(bad in (s or "") for s in batch.sources)
+    skipped = pipe.stats().skipped
+    assert skipped and all(bad in (s.source or "") for s in skipped), skipped
