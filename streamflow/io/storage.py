@@ -13,7 +13,6 @@ import asyncio
 import os
 import threading
 from collections import defaultdict
-from collections.abc import Callable
 from typing import Protocol
 
 from ..errors import PipelineDefinitionError, ReadError
@@ -227,8 +226,3 @@ def read_whole(path: str) -> bytes:
         return remote.read_bytes_sync(path)
     return read_whole_file(remote.local_path(path))
 
-
-def make_scanner(path: str) -> tuple[Callable[[int, int], bytes], int, Callable[[], None]]:
-    """(read(offset, n), size, close) for scanning the headers of ``path``."""
-    reader = open_range_reader(path)
-    return reader.read, reader.size, reader.close

@@ -61,13 +61,16 @@ def walk_files(folder: str, filters: Sequence[str], case_sensitive: bool) -> lis
     return sorted(found)
 
 
-def list_file_root(file_root: str, filters: Sequence[str], case_sensitive: bool = False) -> list[tuple[str, int]]:
-    """(path, label) pairs: one label per sorted sub-folder of ``file_root``."""
+def list_file_root(file_root: str, filters: Sequence[str], case_sensitive: bool = False,
+                   dir_filters: Sequence[str] | None = None) -> list[tuple[str, int]]:
+    """(path, label) pairs: one label per sorted sub-folder of ``file_root`` (matching ``dir_filters``)."""
     if storage.is_url(file_root):
-        return _list_url_root(file_root, filters, case_sensitive)
+        return _list_url_root(file_root, filters, case_sensitive, dir_filters)
     if not os.path.isdir(file_root):
         raise PipelineDefinitionError(f"readers.file: file_root {file_root!r} is not a directory")
     classes = sorted(e.name for e in os.scandir(file_root) if e.is_dir())
+    if dir_filters is not None:
+        classes = [c for c in classes if _matches(c, dir_filters, case_sensitive)]
     entries = [
         (path, label)
         for label, cls in enumerate(classes)
@@ -82,9 +85,12 @@ def list_file_root(file_root: str, filters: Sequence[str], case_sensitive: bool 
     return entries
 
 
-def _list_url_root(file_root: str, filters: Sequence[str], case_sensitive: bool) -> list[tuple[str, int]]:
+def _list_url_root(file_root: str, filters: Sequence[str], case_sensitive: bool,
+                   dir_filters: Sequence[str] | None) -> list[tuple[str, int]]:
     try:
         classes = remote.list_dirs_sync(file_root)
+        if dir_filters is not None:
+            classes = [c for c in classes if _matches(c, dir_filters, case_sensitive)]
         entries = [
             (url, label)
             for label, cls in enumerate(classes)
@@ -158,6 +164,7 @@ class FileReader(ListSource):
         labels: Sequence[int] | None = None,
         file_filters: Sequence[str] = DEFAULT_FILE_FILTERS,
         case_sensitive_filter: bool = False,
+        dir_filters: Sequence[str] | None = None,
         shard: ShardSpec = ShardSpec(),
         seed: int | None = None,
         name: str | None = None,
@@ -187,7 +194,9 @@ class FileReader(ListSource):
         elif file_list is not None:
             self.entries = parse_file_list(os.fsdecode(file_list), root)
         elif root is not None:
-            self.entries = list_file_root(root, list(file_filters), case_sensitive_filter)
+            if isinstance(dir_filters, str):
+                dir_filters = [dir_filters]
+            self.entries = list_file_root(root, list(file_filters), case_sensitive_filter, dir_filters)
         else:
             raise PipelineDefinitionError("readers.file needs file_root, file_list or files")
         self.paths = [p for p, _ in self.entries]
@@ -226,6 +235,7 @@ def file(
     labels: Sequence[int] | None = None,
     file_filters: Sequence[str] | str = DEFAULT_FILE_FILTERS,
     case_sensitive_filter: bool = False,
+    dir_filters: Sequence[str] | str | None = None,
     random_shuffle: bool = False,
     initial_fill: int = 1024,
     shard_id: int | None = None,
@@ -246,6 +256,8 @@ def file(
         labels: one integer label per entry of ``files``.
         file_filters: glob patterns of the files to take under ``file_root``
             (case-insensitive unless ``case_sensitive_filter``).
+        dir_filters: glob patterns of the class sub-folders of ``file_root``
+            to take (labels count the kept folders only).
         random_shuffle: shuffle every epoch (through a buffer of ``initial_fill``).
         initial_fill: size of the shuffle buffer.
         shard_id: this reader's shard, in ``[0, num_shards)`` (default: the
@@ -272,6 +284,7 @@ def file(
         labels=labels,
         file_filters=file_filters,
         case_sensitive_filter=case_sensitive_filter,
+        dir_filters=dir_filters,
         shard=spec,
         seed=seed,
         name=name,

@@ -13,6 +13,7 @@ or parsed fails alone, as a ``ReadError`` naming the file and byte offset.
 from __future__ import annotations
 
 import abc
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -34,8 +35,6 @@ def as_list(value: str | Sequence[str] | None, what: str, reader: str) -> list[s
         return []
     if isinstance(value, (str, bytes)) or hasattr(value, "__fspath__"):
         value = [value]  # type: ignore[list-item]
-    import os
-
     out = [os.fsdecode(v) for v in value]
     if any(not p for p in out):
         raise PipelineDefinitionError(f"{reader}: {what} has an empty path")

@@ -27,7 +27,7 @@ from ...graph import DataNode, add_node
 from ...io import storage
 from ...io.formats import tfrecord as fmt
 from ...sharding import ShardSpec
-from ...tfrecord import Feature
+from ...tfrecord import Feature, FeatureType
 from ..arguments import READER, fn_function
 from .records import RecordReader, as_list, check_index_count
 
@@ -84,7 +84,7 @@ def _check_features(features: Any) -> dict[str, Feature]:
                 f"readers.tfrecord: features[{key!r}] must be made by streamflow.tfrecord.FixedLenFeature or "
                 f"VarLenFeature, got {value!r}"
             )
-        if value.dtype.name == "STRING" and (value.shape is None or len(value.shape) and int(_volume(value.shape)) > 1):
+        if value.dtype is FeatureType.STRING and (value.shape is None or _volume(value.shape) > 1):
             raise PipelineDefinitionError(
                 f"readers.tfrecord: features[{key!r}]: tensors of strings are not supported; a string feature "
                 "must be FixedLenFeature([], tfrecord.string, default)"
