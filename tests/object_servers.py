@@ -38,15 +38,25 @@ def moto_s3() -> Iterator[str]:
            "AWS_ENDPOINT_URL_S3": endpoint, "AWS_ENDPOINT_URL": endpoint}
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
+    _forget_s3_clients()  # fsspec caches file systems, with the endpoint they were made for
     try:
         yield endpoint
     finally:
+        _forget_s3_clients()
         for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
         server.stop()
+
+
+def _forget_s3_clients() -> None:
+    try:
+        import s3fs
+    except ImportError:
+        return
+    s3fs.S3FileSystem.clear_instance_cache()
 
 
 class FileServer(http.server.ThreadingHTTPServer):

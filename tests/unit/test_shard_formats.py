@@ -180,3 +180,24 @@ def test_long_names_and_pax_headers_in_tar(tmp_path) -> None:
         raw = path.read_bytes()
         members = webdataset.scan_tar(lambda o, n: raw[o : o + n], len(raw), "a.tar")
         assert [(m[0], raw[m[1] : m[1] + m[2]]) for m in members] == [(long, b"abc"), ("é/ü.cls", b"1")]
+
+
+def test_missing_optional_packages_name_the_extra(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    import sys
+
+    import streamflow as sf
+    from streamflow import fn
+    from streamflow.errors import MissingDependencyError
+    from streamflow.io import remote
+
+    monkeypatch.setitem(sys.modules, "fsspec", None)
+    with pytest.raises(MissingDependencyError, match=r"pip install 'streamflow\[remote\]'"):
+        remote.filesystem("s3://bucket/key")
+    monkeypatch.setitem(sys.modules, "lmdb", None)
+
+    @sf.pipeline_def(batch_size=1, num_threads=1)
+    def pipe():
+        return fn.readers.caffe(path=str(tmp_path))
+
+    with pytest.raises(MissingDependencyError, match=r"pip install 'streamflow\[lmdb\]'"):
+        pipe()
