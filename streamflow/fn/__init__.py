@@ -44,7 +44,7 @@ from ..ops.spectrogram import spectrogram
 from ..ops.to_decibels import to_decibels
 from ..ops.transpose import transpose
 from ..ops.warp_affine import warp_affine
-from . import decoders, experimental, random, readers
+from . import decoders, experimental, io, random, readers
 
 # DALI's deprecated names, still used by many pipelines.
 image_decoder = decoders.image
@@ -78,6 +78,7 @@ __all__ = [
     "image_decoder_crop",
     "image_decoder_random_crop",
     "image_decoder_slice",
+    "io",
     "normalize",
     "numpy_reader",
     "per_frame",
