@@ -11,10 +11,15 @@ This package only re-exports: each function lives with its operator in
 ``fn.decoders.image_crop`` in ``ops/decoders/image_crop.py``).
 """
 
+from ..ops.bb_flip import bb_flip
+from ..ops.bbox_paste import bbox_paste
+from ..ops.box_encoder import box_encoder
 from ..ops.cast import cast
 from ..ops.cat import cat, stack
 from ..ops.color import brightness_contrast, color_twist, hsv, hue, saturation
 from ..ops.color_space_conversion import color_space_conversion
+from ..ops.coord_flip import coord_flip
+from ..ops.coord_transform import coord_transform
 from ..ops.crop import crop
 from ..ops.crop_mirror_normalize import crop_mirror_normalize
 from ..ops.external_source import external_source
@@ -74,4 +79,9 @@ __all__ = [
     "torch_python_function",
     "transpose",
     "warp_affine",
+    "bb_flip",
+    "bbox_paste",
+    "box_encoder",
+    "coord_flip",
+    "coord_transform",
 ]

@@ -1,0 +1,187 @@
+"""Record DALI 2.4's CPU outputs for the detection operators (boxes, COCO, transforms, masks).
+
+Run with any Python that has ``nvidia-dali-cuda130`` (DALI 2.4; CPU pipelines
+need no GPU)::
+
+    python tests/dali_reference/record_detection.py
+
+It writes one ``.npz`` per case to ``tests/data/dali/detection/``: the inputs
+(``in<i>_<sample>``) and DALI's outputs (``out<o>_<sample>``). The cases are
+defined here once, as functions of an ``fn`` namespace, so the tests
+(``tests/unit/ops/test_*.py``) rebuild exactly the same pipelines with
+``streamflow.fn`` and compare. Importing this module does not import DALI.
+
+Only deterministic operators, or random ones with their random part fixed,
+are recorded: DALI's random streams are not reproduced by streamflow.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE.parent / "data"
+OUT = DATA / "dali" / "detection"
+COCO_ANNOTATIONS = DATA / "coco" / "instances.json"
+
+
+def ssd300_anchors() -> np.ndarray:
+    """The 8732 ``ltrb`` default boxes of SSD300 on COCO (feature maps 38..1), clipped to [0, 1]."""
+    fig, feat = 300, [38, 19, 10, 5, 3, 1]
+    steps, scales = [8, 16, 32, 64, 100, 300], [21, 45, 99, 153, 207, 261, 315]
+    ratios = [[2], [2, 3], [2, 3], [2, 3], [2], [2]]
+    rows = []
+    for k, f in enumerate(feat):
+        fk = fig / steps[k]
+        s1, s2 = scales[k] / fig, scales[k + 1] / fig
+        sizes = [(s1, s1), (math.sqrt(s1 * s2),) * 2]
+        for a in ratios[k]:
+            w, h = s1 * math.sqrt(a), s1 / math.sqrt(a)
+            sizes += [(w, h), (h, w)]
+        for i, j in itertools.product(range(f), repeat=2):
+            for w, h in sizes:
+                rows.append(((j + 0.5) / fk, (i + 0.5) / fk, w, h))
+    b = np.clip(np.array(rows), 0, 1)
+    return np.stack([b[:, 0] - b[:, 2] / 2, b[:, 1] - b[:, 3] / 2, b[:, 0] + b[:, 2] / 2, b[:, 1] + b[:, 3] / 2], 1)
+
+
+def _ltrb_boxes(rng: np.random.Generator, counts: list[int]) -> list[np.ndarray]:
+    out = []
+    for n in counts:
+        lo = rng.random((n, 2)) * 0.8
+        wh = rng.random((n, 2)) * 0.5 + 0.01
+        out.append(np.concatenate([lo, np.minimum(lo + wh, 1.0)], 1).astype(np.float32))
+    return out
+
+
+_RNG = np.random.default_rng(20240611)
+BOXES = _ltrb_boxes(_RNG, [0, 1, 3, 7, 20])
+LABELS = [_RNG.integers(1, 80, len(b)).astype(np.int32) for b in BOXES]
+POINTS = [_RNG.random((n, 2)).astype(np.float32) for n in (0, 1, 5, 9)]
+POINTS3 = [(_RNG.random((n, 3)) * 100).astype(np.float32) for n in (2, 6)]
+ANCHORS = ssd300_anchors().reshape(-1).tolist()
+
+
+@dataclass
+class Case:
+    """One pipeline to record: ``build(fn, types, *inputs)`` over the per-sample ``inputs``."""
+
+    build: Callable[..., Any]
+    inputs: list[list[np.ndarray]] = field(default_factory=list)
+    batch_size: int = 0
+
+    @property
+    def size(self) -> int:
+        return self.batch_size or len(self.inputs[0])
+
+
+CASES: dict[str, Case] = {
+    # --- bb_flip -----------------------------------------------------------------------
+    "bb_flip_xywh": Case(lambda fn, t, b: fn.bb_flip(b), [BOXES]),
+    "bb_flip_ltrb_hv": Case(lambda fn, t, b: fn.bb_flip(b, ltrb=True, horizontal=1, vertical=1), [BOXES]),
+    "bb_flip_per_sample": Case(
+        lambda fn, t, b, h, v: fn.bb_flip(b, ltrb=True, horizontal=h, vertical=v),
+        [BOXES, [np.int32(x) for x in (1, 0, 1, 0, 1)], [np.int32(x) for x in (0, 1, 1, 0, 0)]]),
+    # --- bbox_paste --------------------------------------------------------------------
+    "bbox_paste_xywh": Case(lambda fn, t, b: fn.bbox_paste(b, ratio=1.7), [BOXES]),
+    "bbox_paste_ltrb": Case(lambda fn, t, b: fn.bbox_paste(b, ratio=2.5, paste_x=0.2, paste_y=0.9, ltrb=True), [BOXES]),
+    "bbox_paste_corner": Case(lambda fn, t, b: fn.bbox_paste(b, ratio=3.0, paste_x=1.0, paste_y=1.0, ltrb=True), [BOXES]),
+    "bbox_paste_per_sample": Case(
+        lambda fn, t, b, r, x: fn.bbox_paste(b, ratio=r, paste_x=x, ltrb=True),
+        [BOXES, [np.float32(x) for x in (1.0, 1.5, 2.0, 3.3, 4.0)], [np.float32(x) for x in (0, 0.25, 0.5, 0.75, 1)]]),
+    # --- box_encoder -------------------------------------------------------------------
+    "box_encoder_ssd": Case(lambda fn, t, b, lab: fn.box_encoder(b, lab, anchors=ANCHORS, criteria=0.5),
+                            [BOXES, LABELS]),
+    "box_encoder_offset": Case(
+        lambda fn, t, b, lab: fn.box_encoder(b, lab, anchors=ANCHORS, criteria=0.4, offset=True, scale=300,
+                                             means=[0.1, 0.2, 0.3, 0.4], stds=[0.1, 0.1, 0.2, 0.2]),
+        [BOXES, LABELS]),
+    # --- coord_flip --------------------------------------------------------------------
+    "coord_flip_x": Case(lambda fn, t, p: fn.coord_flip(p), [POINTS]),
+    "coord_flip_xy_center": Case(lambda fn, t, p: fn.coord_flip(p, flip_y=1, center_x=0.3, center_y=0.7), [POINTS]),
+    "coord_flip_yx_layout": Case(lambda fn, t, p: fn.coord_flip(p, flip_y=1, center_x=0.3, layout="yx"), [POINTS]),
+    "coord_flip_3d": Case(lambda fn, t, p: fn.coord_flip(p, flip_x=0, flip_z=1, center_z=50.0), [POINTS3]),
+    # --- coord_transform ---------------------------------------------------------------
+    "coord_transform_m_t": Case(
+        lambda fn, t, p: fn.coord_transform(p, M=[1.5, 0.2, -0.3, 0.9, 2.0, 1.0], T=[0.1, 0.2, 0.3]), [POINTS]),
+    "coord_transform_mt": Case(
+        lambda fn, t, p: fn.coord_transform(p, MT=[1.5, 0.2, 0.5, -0.3, 0.9, 0.25]), [POINTS]),
+    "coord_transform_scalar": Case(lambda fn, t, p: fn.coord_transform(p, M=2.5, T=-1.0), [POINTS]),
+    "coord_transform_3d_to_2d": Case(
+        lambda fn, t, p: fn.coord_transform(p, M=[0.5, 0.25, 1.0, -1.0, 0.75, 0.125]), [POINTS3]),
+    "coord_transform_uint8": Case(
+        lambda fn, t, p: fn.coord_transform(p, M=[0.299, 0.587, 0.114, -0.169, -0.331, 0.5, 0.5, -0.419, -0.081],
+                                            T=[0, 128, 128], dtype=t.UINT8),
+        [[_RNG.integers(0, 256, (4, 5, 3), dtype=np.uint8), _RNG.integers(0, 256, (2, 7, 3), dtype=np.uint8)]]),
+    "coord_transform_per_sample_mt": Case(
+        lambda fn, t, p, mt: fn.coord_transform(p, MT=mt),
+        [POINTS, [(_RNG.random((2, 3)) * 2 - 1).astype(np.float32) for _ in POINTS]]),
+}
+
+
+def _save(name: str, case: Case, outputs: list[list[np.ndarray]]) -> None:
+    arrays: dict[str, np.ndarray] = {}
+    for i, samples in enumerate(case.inputs):
+        for s, value in enumerate(samples):
+            arrays[f"in{i}_{s}"] = np.asarray(value)
+    for o, samples in enumerate(outputs):
+        for s, value in enumerate(samples):
+            arrays[f"out{o}_{s}"] = np.asarray(value)
+    OUT.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(OUT / f"{name}.npz", **arrays)
+
+
+def load(name: str) -> tuple[list[list[np.ndarray]], list[list[np.ndarray]]]:
+    """(inputs, outputs) of a recorded case, per input/output, per sample."""
+    with np.load(OUT / f"{name}.npz") as z:
+        keys = list(z.keys())
+        def group(prefix: str) -> list[list[np.ndarray]]:
+            count = 1 + max((int(k[len(prefix):].split("_")[0]) for k in keys if k.startswith(prefix)), default=-1)
+            return [[z[k] for k in sorted((k for k in keys if k.startswith(f"{prefix}{i}_")),
+                                         key=lambda k: int(k.rsplit("_", 1)[1]))] for i in range(count)]
+        return group("in"), group("out")
+
+
+def run_case(fn: Any, types: Any, pipeline_def: Callable[..., Any], case: Case, **pipe_kw: Any) -> list[list[np.ndarray]]:
+    """Run ``case`` with the given ``fn`` namespace; per output, the samples as numpy arrays."""
+
+    @pipeline_def(batch_size=case.size, num_threads=1, seed=1234, **pipe_kw)
+    def pipe():  # type: ignore[no-untyped-def]
+        nodes = [fn.external_source(source=[list(samples)], batch=True, cycle=False) for samples in case.inputs]
+        out = case.build(fn, types, *nodes)
+        return tuple(out) if isinstance(out, (tuple, list)) else (out,)
+
+    p = pipe()
+    if hasattr(p, "build"):
+        p.build()
+    return [[np.array(t.at(i)) for i in range(case.size)] for t in p.run()]
+
+
+def replay(name: str, fn: Any, types: Any, pipeline_def: Callable[..., Any]) -> tuple[list[list[np.ndarray]], list[list[np.ndarray]]]:
+    """Run the recorded case ``name`` on its recorded inputs with ``fn``: (outputs, DALI's outputs)."""
+    inputs, want = load(name)
+    case = CASES[name]
+    return run_case(fn, types, pipeline_def, Case(case.build, inputs, case.batch_size)), want
+
+
+def main(names: list[str]) -> None:
+    from nvidia.dali import fn, pipeline_def, types
+
+    for name, case in CASES.items():
+        if names and name not in names:
+            continue
+        outputs = run_case(fn, types, pipeline_def, case, device_id=None)
+        _save(name, case, outputs)
+        print(f"{name}: {len(outputs)} outputs x {case.size} samples")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
