@@ -33,7 +33,7 @@ from ..ops.rotate import rotate
 from ..ops.shapes import shapes
 from ..ops.transpose import transpose
 from ..ops.warp_affine import warp_affine
-from . import decoders, random, readers
+from . import decoders, random, readers, transforms
 
 # DALI's deprecated names, still used by many pipelines.
 image_decoder = decoders.image
@@ -84,4 +84,5 @@ __all__ = [
     "box_encoder",
     "coord_flip",
     "coord_transform",
+    "transforms",
 ]

@@ -124,6 +124,48 @@ CASES: dict[str, Case] = {
     "coord_transform_per_sample_mt": Case(
         lambda fn, t, p, mt: fn.coord_transform(p, MT=mt),
         [POINTS, [(_RNG.random((2, 3)) * 2 - 1).astype(np.float32) for _ in POINTS]]),
+    # --- transforms.* (each also applied to points through coord_transform) --------------
+    **{f"transforms_{k}": Case(lambda fn, t, p, f=f: (lambda m: (m, fn.coord_transform(p, MT=m)))(f(fn)), [POINTS])
+       for k, f in {
+           "translation": lambda fn: fn.transforms.translation(offset=[3.0, -4.5]),
+           "scale_center": lambda fn: fn.transforms.scale(scale=[2.0, 3.0], center=[0.25, 1.0]),
+           "rotation": lambda fn: fn.transforms.rotation(angle=30.0),
+           "rotation_center": lambda fn: fn.transforms.rotation(angle=-117.5, center=[10.0, 20.0]),
+           "shear": lambda fn: fn.transforms.shear(shear=[0.5, -0.25]),
+           "shear_angles_center": lambda fn: fn.transforms.shear(angles=[10.0, 20.0], center=[1.0, 2.0]),
+           "crop": lambda fn: fn.transforms.crop(from_start=[0.0, 0.0], from_end=[10.0, 20.0],
+                                                 to_start=[1.0, 1.0], to_end=[0.0, 0.0]),
+           "crop_absolute": lambda fn: fn.transforms.crop(from_start=[5.0, 0.0], from_end=[1.0, 20.0], absolute=True),
+           "chain": lambda fn: fn.transforms.rotation(
+               fn.transforms.scale(fn.transforms.translation(offset=[3.0, 4.0]), scale=[1.5, 0.5]), angle=33.0),
+           "chain_reverse": lambda fn: fn.transforms.shear(
+               fn.transforms.translation(offset=[3.0, 4.0]), shear=[0.1, 0.2], reverse_order=True),
+           "combine": lambda fn: fn.transforms.combine(
+               fn.transforms.translation(offset=[3.0, 4.0]), fn.transforms.rotation(angle=71.0),
+               fn.transforms.scale(scale=[2.0, 0.5])),
+           "combine_reverse": lambda fn: fn.transforms.combine(
+               fn.transforms.translation(offset=[3.0, 4.0]), fn.transforms.rotation(angle=71.0), reverse_order=True),
+       }.items()},
+    **{f"transforms3d_{k}": Case(lambda fn, t, p, f=f: (lambda m: (m, fn.coord_transform(p, MT=m)))(f(fn)), [POINTS3])
+       for k, f in {
+           "rotation_axis": lambda fn: fn.transforms.rotation(angle=30.0, axis=[1.0, 1.0, 1.0]),
+           "rotation_axis_center": lambda fn: fn.transforms.rotation(angle=-63.0, axis=[0.2, -1.0, 3.0],
+                                                                     center=[1.0, 2.0, 3.0]),
+           "scale_ndim": lambda fn: fn.transforms.scale(scale=2.5, ndim=3),
+           "shear3d": lambda fn: fn.transforms.shear(shear=[0.1, 0.2, 0.3, -0.1, -0.2, -0.3]),
+           "translation_scale": lambda fn: fn.transforms.scale(fn.transforms.translation(offset=[1.0, 2.0, 3.0]),
+                                                               scale=[0.5, 2.0, 4.0], center=[1.0, 1.0, 1.0]),
+       }.items()},
+    "transforms_per_sample_angle": Case(
+        lambda fn, t, p, a: (lambda m: (m, fn.coord_transform(p, MT=m)))(
+            fn.transforms.rotation(fn.transforms.translation(offset=[0.5, 0.5]), angle=a, center=[0.5, 0.5])),
+        [POINTS, [np.float32(x) for x in (0.0, 45.0, -90.0, 179.5)]]),
+    "transforms_warp_affine": Case(
+        lambda fn, t, img: fn.warp_affine(
+            img, matrix=fn.transforms.rotation(fn.transforms.scale(scale=[1.25, 0.8], center=[16.0, 12.0]),
+                                               angle=20.0, center=[16.0, 12.0]), fill_value=0),
+        [[(np.arange(24 * 32 * 3) % 251).astype(np.uint8).reshape(24, 32, 3),
+          (np.arange(17 * 9 * 3) % 13 * 19).astype(np.uint8).reshape(17, 9, 3)]]),
 }
 
 
