@@ -26,6 +26,7 @@ from ..ops.external_source import external_source
 from ..ops.flip import flip
 from ..ops.normalize import normalize
 from ..ops.python_function import dl_tensor_python_function, python_function, torch_python_function
+from ..ops.random_bbox_crop import random_bbox_crop
 from ..ops.random_resized_crop import random_resized_crop
 from ..ops.reshape import expand_dims, reshape, squeeze
 from ..ops.resize import resize
@@ -85,4 +86,5 @@ __all__ = [
     "coord_flip",
     "coord_transform",
     "transforms",
+    "random_bbox_crop",
 ]

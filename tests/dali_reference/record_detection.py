@@ -71,6 +71,8 @@ def _ltrb_boxes(rng: np.random.Generator, counts: list[int]) -> list[np.ndarray]
 _RNG = np.random.default_rng(20240611)
 BOXES = _ltrb_boxes(_RNG, [0, 1, 3, 7, 20])
 LABELS = [_RNG.integers(1, 80, len(b)).astype(np.int32) for b in BOXES]
+REL_BOXES = [np.clip(b, 0.0, 1.0) for b in BOXES]  # ltrb inside [0, 1]
+XYWH_BOXES = [np.concatenate([b[:, :2], b[:, 2:] - b[:, :2]], 1) for b in REL_BOXES]
 POINTS = [_RNG.random((n, 2)).astype(np.float32) for n in (0, 1, 5, 9)]
 POINTS3 = [(_RNG.random((n, 3)) * 100).astype(np.float32) for n in (2, 6)]
 ANCHORS = ssd300_anchors().reshape(-1).tolist()
@@ -172,6 +174,15 @@ CASES: dict[str, Case] = {
                                                angle=20.0, center=[16.0, 12.0]), fill_value=0),
         [[(np.arange(24 * 32 * 3) % 251).astype(np.uint8).reshape(24, 32, 3),
           (np.arange(17 * 9 * 3) % 13 * 19).astype(np.uint8).reshape(17, 9, 3)]]),
+    # --- random_bbox_crop with its random part fixed (the window is the whole image) -------
+    "random_bbox_crop_whole": Case(
+        lambda fn, t, b, lab: fn.random_bbox_crop(b, lab, output_bbox_indices=True), [REL_BOXES, LABELS]),
+    "random_bbox_crop_xywh_labels_n1": Case(
+        lambda fn, t, b, lab: fn.random_bbox_crop(b, fn.reshape(lab, shape=[-1, 1]), bbox_layout="xyWH",
+                                                  thresholds=[0.0], scaling=[1.0, 1.0], allow_no_crop=False),
+        [XYWH_BOXES, LABELS]),
+    "random_bbox_crop_crop_shape_equal": Case(
+        lambda fn, t, b: fn.random_bbox_crop(b, crop_shape=[64, 48], input_shape=[64, 48]), [REL_BOXES]),
     # --- readers.coco (one batch: the whole set) -----------------------------------------
     "coco_default": Case(lambda fn, t: coco(fn), batch_size=5),
     "coco_polygons_ids": Case(lambda fn, t: coco(fn, polygon_masks=True, image_ids=True), batch_size=5),
@@ -240,6 +251,44 @@ def replay(name: str, fn: Any, types: Any, pipeline_def: Callable[..., Any]) -> 
     return run_case(fn, types, pipeline_def, Case(case.build, inputs, case.batch_size)), want
 
 
+#: random_bbox_crop statistics: DALI's windows for one fixed set of boxes over many samples.
+STATS_BOXES = np.array([[0.1, 0.1, 0.3, 0.4], [0.5, 0.5, 0.9, 0.8], [0.2, 0.6, 0.35, 0.95]], np.float32)
+STATS_SAMPLES = 2000
+STATS_CONFIGS = {
+    "ssd": dict(aspect_ratio=[0.5, 2.0], thresholds=[0.0, 0.1, 0.3, 0.5, 0.7, 0.9], scaling=[0.3, 1.0],
+                bbox_layout="xyXY", allow_no_crop=True, num_attempts=50),
+    "overlap_any": dict(aspect_ratio=[0.75, 1.5], thresholds=[0.5], threshold_type="overlap", scaling=[0.2, 0.8],
+                        all_boxes_above_threshold=False, allow_no_crop=False, num_attempts=10),
+    "prune": dict(thresholds=[0.0], scaling=[0.3, 0.6], aspect_ratio=[0.5, 2.0], allow_no_crop=False,
+                  bbox_prune_threshold=0.5),
+}
+
+
+def random_bbox_crop_stats(fn: Any, pipeline_def: Callable[..., Any], config: str, samples: int = STATS_SAMPLES,
+                           **pipe_kw: Any) -> dict[str, np.ndarray]:
+    """Windows and kept-box counts of ``samples`` draws for ``STATS_BOXES``."""
+    batch = 500
+    labels = np.arange(1, len(STATS_BOXES) + 1, dtype=np.int32)
+
+    @pipeline_def(batch_size=batch, num_threads=1, seed=99, **pipe_kw)
+    def pipe():  # type: ignore[no-untyped-def]
+        b = fn.external_source(source=lambda: [STATS_BOXES] * batch, batch=True)
+        lab = fn.external_source(source=lambda: [labels] * batch, batch=True)
+        anchor, shape, boxes, _ = fn.random_bbox_crop(b, lab, **STATS_CONFIGS[config])
+        return anchor, shape, fn.shapes(boxes)
+
+    p = pipe()
+    if hasattr(p, "build"):
+        p.build()
+    anchors, shapes, counts = [], [], []
+    for _ in range(samples // batch):
+        a, sh, c = p.run()
+        anchors += [np.array(a.at(i)) for i in range(batch)]
+        shapes += [np.array(sh.at(i)) for i in range(batch)]
+        counts += [int(np.array(c.at(i))[0]) for i in range(batch)]
+    return {"anchor": np.array(anchors), "shape": np.array(shapes), "count": np.array(counts)}
+
+
 #: Folders of DALI's ``save_preprocessed_annotations`` files: name -> readers.coco arguments.
 PREPROCESSED = {
     "preprocessed_polygons": dict(annotations=COCO_ANNOTATIONS, polygon_masks=True, image_ids=True, ratio=True,
@@ -273,6 +322,11 @@ def main(names: list[str]) -> None:
 
     if not names or "preprocessed" in names:
         _record_preprocessed(fn, pipeline_def)
+    if not names or "stats" in names:
+        for config in STATS_CONFIGS:
+            np.savez_compressed(OUT / f"random_bbox_crop_stats_{config}.npz",
+                                **random_bbox_crop_stats(fn, pipeline_def, config, device_id=None))
+            print(f"random_bbox_crop_stats_{config}: {STATS_SAMPLES} windows")
 
     for name, case in CASES.items():
         if names and name not in names:
