@@ -13,6 +13,7 @@ This package only re-exports: each function lives with its operator in
 
 from ..ops.bb_flip import bb_flip
 from ..ops.bbox_paste import bbox_paste
+from ..ops.bbox_rotate import bbox_rotate
 from ..ops.box_encoder import box_encoder
 from ..ops.cast import cast
 from ..ops.cat import cat, stack
@@ -24,7 +25,9 @@ from ..ops.crop import crop
 from ..ops.crop_mirror_normalize import crop_mirror_normalize
 from ..ops.external_source import external_source
 from ..ops.flip import flip
+from ..ops.lookup_table import lookup_table
 from ..ops.normalize import normalize
+from ..ops.one_hot import one_hot
 from ..ops.python_function import dl_tensor_python_function, python_function, torch_python_function
 from ..ops.random_bbox_crop import random_bbox_crop
 from ..ops.random_resized_crop import random_resized_crop
@@ -34,7 +37,7 @@ from ..ops.rotate import rotate
 from ..ops.shapes import shapes
 from ..ops.transpose import transpose
 from ..ops.warp_affine import warp_affine
-from . import decoders, random, readers, transforms
+from . import decoders, random, readers, segmentation, transforms
 
 # DALI's deprecated names, still used by many pipelines.
 image_decoder = decoders.image
@@ -87,4 +90,8 @@ __all__ = [
     "coord_transform",
     "transforms",
     "random_bbox_crop",
+    "segmentation",
+    "lookup_table",
+    "one_hot",
+    "bbox_rotate",
 ]

@@ -73,6 +73,19 @@ BOXES = _ltrb_boxes(_RNG, [0, 1, 3, 7, 20])
 LABELS = [_RNG.integers(1, 80, len(b)).astype(np.int32) for b in BOXES]
 REL_BOXES = [np.clip(b, 0.0, 1.0) for b in BOXES]  # ltrb inside [0, 1]
 XYWH_BOXES = [np.concatenate([b[:, :2], b[:, 2:] - b[:, :2]], 1) for b in REL_BOXES]
+MASK_POLYGONS = [np.array([[0, 0, 3], [1, 3, 7], [2, 7, 10], [3, 10, 13]], np.int32)] * 3
+MASK_VERTICES = [np.arange(26, dtype=np.float32).reshape(13, 2), (np.arange(39) % 7).astype(np.float32).reshape(13, 3),
+                 np.arange(13, dtype=np.float32).reshape(13, 1)]
+MASK_IDS = [np.array(v, np.int32) for v in ([1], [3, 0, 2], [])]
+LABEL_MAPS = [np.zeros((8, 10), np.int32), np.zeros((8, 10), np.int32), np.zeros((6, 7), np.int32)]
+LABEL_MAPS[0][5:7, 5:9] = 2
+LABEL_MAPS[0][0:2, 7:9] = 2
+LABEL_MAPS[0][1:5, 1:4] = 1
+LABEL_MAPS[0][7, 0] = 3
+LABEL_MAPS[1][2:6, 3:9] = 2
+LABEL_MAPS[1][0, 9] = 3
+LABEL_MAPS[2][1:4, 2:6] = 2
+LABEL_MAPS[2][5, 6] = 3
 POINTS = [_RNG.random((n, 2)).astype(np.float32) for n in (0, 1, 5, 9)]
 POINTS3 = [(_RNG.random((n, 3)) * 100).astype(np.float32) for n in (2, 6)]
 ANCHORS = ssd300_anchors().reshape(-1).tolist()
@@ -183,6 +196,60 @@ CASES: dict[str, Case] = {
         [XYWH_BOXES, LABELS]),
     "random_bbox_crop_crop_shape_equal": Case(
         lambda fn, t, b: fn.random_bbox_crop(b, crop_shape=[64, 48], input_shape=[64, 48]), [REL_BOXES]),
+    # --- segmentation.select_masks (one polygon per mask: DALI keeps only a mask's last polygon) --
+    "select_masks": Case(
+        lambda fn, t, m, p, v: fn.segmentation.select_masks(m, p, v), [MASK_IDS, MASK_POLYGONS, MASK_VERTICES]),
+    "select_masks_reindex": Case(
+        lambda fn, t, m, p, v: fn.segmentation.select_masks(m, p, v, reindex_masks=True),
+        [MASK_IDS, MASK_POLYGONS, MASK_VERTICES]),
+    # --- segmentation.random_object_bbox / random_mask_pixel with their draw fixed ------------
+    "random_object_bbox_background": Case(
+        lambda fn, t, m: fn.segmentation.random_object_bbox(m, foreground_prob=0.0, output_class=True), [LABEL_MAPS]),
+    "random_object_bbox_largest": Case(
+        lambda fn, t, m: fn.segmentation.random_object_bbox(m, format="box", classes=[2], k_largest=1,
+                                                           output_class=True), [LABEL_MAPS]),
+    "random_object_bbox_threshold": Case(
+        lambda fn, t, m: fn.segmentation.random_object_bbox(m, format="start_end", threshold=[3, 4],
+                                                           output_class=True), [LABEL_MAPS]),
+    "random_mask_pixel_single": Case(
+        lambda fn, t, m: fn.segmentation.random_mask_pixel(m, foreground=1, value=3), [LABEL_MAPS]),
+    "random_object_bbox_hwc": Case(
+        lambda fn, t, m: fn.segmentation.random_object_bbox(fn.expand_dims(m, axes=[2]), classes=[3], output_class=True),
+        [LABEL_MAPS]),
+    "random_mask_pixel_hwc_threshold": Case(
+        lambda fn, t, m: fn.segmentation.random_mask_pixel(fn.expand_dims(m, axes=[2]) * 1.0, foreground=1, threshold=2.5),
+        [LABEL_MAPS]),
+    # --- one_hot, lookup_table ----------------------------------------------------------------
+    "one_hot_scalars": Case(lambda fn, t, x: fn.one_hot(x, num_classes=5), [[np.int32(v) for v in (0, 4, 7, -1)]]),
+    "one_hot_axis0_int16": Case(
+        lambda fn, t, x: fn.one_hot(x, num_classes=4, axis=0, dtype=t.INT16, on_value=5, off_value=-1),
+        [[np.array([2, 0, 1, 5], np.int32), np.array([3], np.int32)]]),
+    "one_hot_2d_axis1": Case(lambda fn, t, x: fn.one_hot(x, num_classes=3, axis=1),
+                             [[np.array([[2, 0], [1, 1]], np.int64), np.array([[0, 9, 2]], np.int64)]]),
+    "one_hot_float_input": Case(lambda fn, t, x: fn.one_hot(x, num_classes=3),
+                                [[np.array([1.7, 0.2, 2.0, -0.5], np.float32), np.array([2.9, 3.0], np.float32)]]),
+    "lookup_table": Case(
+        lambda fn, t, x: fn.lookup_table(x, keys=[0, 2, 3, 4, 5, 3], values=[0.2, 0.4, 0.5, 0.6, 0.7, 0.10],
+                                         default_value=0.99),
+        [[np.array([1, 4, 1, 0, 100, 2, 3, 4, -1], np.int32), np.array([5, 6, 70000, 3], np.int32)]]),
+    "lookup_table_uint8": Case(
+        lambda fn, t, x: fn.lookup_table(x, keys=[1, 2, 7], values=[10.4, 300.0, -3.5], dtype=t.UINT8,
+                                         default_value=2.5),
+        [[np.array([[1, 2], [7, 0]], np.uint8), np.arange(10, dtype=np.uint8).reshape(2, 5)]]),
+    # --- bbox_rotate --------------------------------------------------------------------------
+    **{f"bbox_rotate_{k}": Case(f, [REL_BOXES, LABELS]) for k, f in {
+        "expand": lambda fn, t, b, lab: fn.bbox_rotate(b, lab, angle=30.0, input_shape=[480, 640]),
+        "keep_size": lambda fn, t, b, lab: fn.bbox_rotate(b, lab, angle=-75.0, input_shape=[300, 200],
+                                                          keep_size=True),
+        "fixed_xywh": lambda fn, t, b, lab: fn.bbox_rotate(
+            fn.cat(b[:, 0:2], b[:, 2:4] - b[:, 0:2], axis=1), lab, angle=120.0, input_shape=[101, 57],
+            bbox_layout="xyWH", mode="fixed"),
+        "halfway_size": lambda fn, t, b, lab: fn.bbox_rotate(b, lab, angle=45.0, input_shape=[64, 64, 3],
+                                                             shape_layout="HWC", size=[80.7, 90.2], mode="halfway",
+                                                             remove_threshold=0.5),
+        "pixels": lambda fn, t, b, lab: fn.bbox_rotate(b * 100.0, lab, angle=10.0, input_shape=[100, 100],
+                                                       bbox_normalized=False),
+    }.items()},
     # --- readers.coco (one batch: the whole set) -----------------------------------------
     "coco_default": Case(lambda fn, t: coco(fn), batch_size=5),
     "coco_polygons_ids": Case(lambda fn, t: coco(fn, polygon_masks=True, image_ids=True), batch_size=5),
