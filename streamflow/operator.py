@@ -146,18 +146,30 @@ class Operator(abc.ABC):
         """
         if device is None:
             on_gpu = any(d is Device.GPU for d in input_devices)
-            chosen = Device.GPU if on_gpu and Device.GPU in self.devices else min(self.devices, key=_DEVICE_ORDER.index)
+            chosen = Device.GPU if on_gpu and self._gpu_capable() else min(self.devices, key=_DEVICE_ORDER.index)
         else:
             try:
                 chosen = parse_device(device)
             except ValueError as err:
                 raise PipelineDefinitionError(f"{self.name}: {err}") from None
+        if chosen is Device.GPU and self._gpu_capable():
+            # A DALI GPU operator without a GPU implementation here yet: placed on the GPU as in
+            # DALI, so the pipeline runs where it falls back to the CPU (device_id="auto");
+            # on a GPU the pipeline's build names it (Pipeline._resolve_devices).
+            self.device = chosen
+            return
         if chosen not in self.devices:
             allowed = " or ".join(repr(d.value) for d in _DEVICE_ORDER if d in self.devices)
             raise PipelineDefinitionError(
                 f"{self.name}: device={chosen.value!r} is not supported; it runs on {allowed}"
             )
         self.device = chosen
+
+    def _gpu_capable(self) -> bool:
+        """Whether the operator may be placed on the GPU: it has a GPU implementation, or DALI
+        runs it there and the CPU implementation stands in when the pipeline falls back."""
+        return Device.GPU in self.devices or (Device.CPU in self.devices and Device.MIXED not in self.devices
+                                              and not isinstance(self, Source))
 
     def accepts_input(self, device: Device) -> bool:
         """Whether an input on ``device`` can feed this operator on its device.
@@ -182,6 +194,15 @@ class Operator(abc.ABC):
 
     #: Whether the operator keeps its first input's channel count (image transforms do).
     keeps_channels: ClassVar[bool] = False
+
+    #: Whether the operator joins the branches of an ``if`` on pipeline data (its
+    #: inputs come from inside the branches, its output is used after the ``if``).
+    merges_branches: ClassVar[bool] = False
+
+    #: Whether ``run`` must see the whole batch in one chunk (operators that mix
+    #: samples, e.g. ``permute_batch``); others get parts of a batch. Rows that
+    #: failed earlier in the batch are not in it.
+    whole_batch: bool = False
 
     def output_channels(self, input_channels: Sequence[int | None]) -> int | None:
         """Channels of the outputs' samples when known at definition (None: unknown)."""

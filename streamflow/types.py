@@ -19,6 +19,7 @@ __all__ = [
     "FLOAT16",
     "FLOAT64",
     "GRAY",
+    "ANY_DATA",
     "INT8",
     "INT16",
     "INT32",
@@ -228,6 +229,7 @@ RGB = ImageType.RGB
 BGR = ImageType.BGR
 GRAY = ImageType.GRAY
 YCbCr = ImageType.YCbCr
+ANY_DATA = ImageType.ANY_DATA
 INTERP_NN = InterpType.INTERP_NN
 INTERP_LINEAR = InterpType.INTERP_LINEAR
 INTERP_CUBIC = InterpType.INTERP_CUBIC

@@ -437,13 +437,14 @@ class ImageDecoder:
         return 1 if self.output_type is ImageType.GRAY else 3
 
     def peek_shape(
-        self, data: bytes | np.ndarray, source: str | None = None
+        self, data: bytes | np.ndarray, source: str | None = None, *, stored_channels: bool = False
     ) -> tuple[int, int, int]:
         """(H, W, C) of the decoded output, from the header only.
 
         H and W follow the EXIF orientation (JPEG) when ``adjust_orientation``
-        is on; C is that of ``output_type``. For non-JPEG formats the stored
-        size is returned (EXIF in PNG/WebP/TIFF is not read here).
+        is on; C is that of ``output_type`` (``stored_channels``: the file's
+        own channel count). For non-JPEG formats the stored size is returned
+        (EXIF in PNG/WebP/TIFF is not read here).
 
         Raises:
             DecodeError: the header cannot be read (or exceeds ``max_pixels``).
@@ -451,8 +452,8 @@ class ImageDecoder:
         parsed = self._parse(_as_input(data), source)
         if isinstance(parsed, DecodeError):
             raise parsed
-        _cs, _fmt, h, w, _c = parsed
-        return (h, w, self._out_channels())
+        _cs, _fmt, h, w, c = parsed
+        return (h, w, c if stored_channels else self._out_channels())
 
     # -- decoding -----------------------------------------------------------
 

@@ -28,16 +28,21 @@ from ..ops.flip import flip
 from ..ops.lookup_table import lookup_table
 from ..ops.normalize import normalize
 from ..ops.one_hot import one_hot
+from ..ops.paste import multi_paste, paste
+from ..ops.peek_image_shape import peek_image_shape
+from ..ops.permute_batch import permute_batch
 from ..ops.python_function import dl_tensor_python_function, python_function, torch_python_function
 from ..ops.random_bbox_crop import random_bbox_crop
 from ..ops.random_resized_crop import random_resized_crop
 from ..ops.reshape import expand_dims, reshape, squeeze
 from ..ops.resize import resize
+from ..ops.roi_random_crop import roi_random_crop
 from ..ops.rotate import rotate
 from ..ops.shapes import shapes
+from ..ops.slice import slice
 from ..ops.transpose import transpose
 from ..ops.warp_affine import warp_affine
-from . import decoders, random, readers, segmentation, transforms
+from . import decoders, experimental, random, readers, segmentation, transforms
 
 # DALI's deprecated names, still used by many pipelines.
 image_decoder = decoders.image
@@ -69,6 +74,7 @@ __all__ = [
     "image_decoder_slice",
     "normalize",
     "numpy_reader",
+    "permute_batch",
     "python_function",
     "random",
     "random_resized_crop",
@@ -83,6 +89,12 @@ __all__ = [
     "torch_python_function",
     "transpose",
     "warp_affine",
+    "slice",
+    "paste",
+    "multi_paste",
+    "peek_image_shape",
+    "experimental",
+    "roi_random_crop",
     "bb_flip",
     "bbox_paste",
     "box_encoder",

@@ -11,6 +11,9 @@
   ``TUNING`` says why for each. A pipeline ported from DALI runs unchanged.
 * **A wrong name is a ``TypeError``** naming the operator and the argument,
   with the closest valid names.
+* **Input sets.** As in DALI, an input given as a list of ``DataNode``s runs
+  the operator once per element (``fn.resize([a, b], ...)`` is
+  ``[fn.resize(a, ...), fn.resize(b, ...)]``), with the same arguments.
 """
 
 from __future__ import annotations
@@ -110,7 +113,16 @@ def fn_function(*families: dict[str, str]) -> Callable[[F], F]:
         @functools.wraps(function)
         def call(*args: Any, **kwargs: Any) -> Any:
             label = op_name or _op_label(function)
+            sets = _input_sets(args, label)
+            if sets is not None:  # DALI's input sets: fn.op([a, b]) is [fn.op(a), fn.op(b)]
+                return [call(*one, **kwargs) for one in sets]
             for key in [k for k in kwargs if k not in keyword]:
+                if key == "device":  # an operator that only runs on the CPU (readers, most sources)
+                    if str(getattr(kwargs[key], "value", kwargs[key])).lower() != "cpu":
+                        raise PipelineDefinitionError(
+                            f"{label}: device={kwargs[key]!r} is not supported; it runs on 'cpu'")
+                    del kwargs[key]
+                    continue
                 if key in tuning:
                     del kwargs[key]  # a DALI tuning argument: accepted, ignored (see TUNING)
                     continue
@@ -138,6 +150,24 @@ def fn_function(*families: dict[str, str]) -> Callable[[F], F]:
         return call  # type: ignore[return-value]
 
     return decorate
+
+
+def _input_sets(args: Sequence[Any], label: str) -> list[tuple[Any, ...]] | None:
+    """Positional inputs given as lists of DataNodes, split into one call's inputs each (else None)."""
+    lengths = {len(a) for a in args if _is_node_list(a)}
+    if not lengths:
+        return None
+    if len(lengths) > 1:
+        raise PipelineDefinitionError(
+            f"{label}: inputs given as lists of pipeline data must be equally long (one set of inputs per "
+            f"call), got lists of {sorted(lengths)}"
+        )
+    (n,) = lengths
+    return [tuple(a[i] if _is_node_list(a) else a for a in args) for i in range(n)]
+
+
+def _is_node_list(value: Any) -> bool:
+    return isinstance(value, (list, tuple)) and bool(value) and all(isinstance(v, DataNode) for v in value)
 
 
 def _op_label(function: Callable[..., Any]) -> str:

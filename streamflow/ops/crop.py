@@ -10,6 +10,7 @@ trimmed to the image (``out_of_bounds_policy``).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -51,6 +52,8 @@ class CropSpec:
     rounding: str = "round"
     policy: OutOfBoundsPolicy = OutOfBoundsPolicy.ERROR
     fill_values: tuple[float, ...] = (0.0,)
+    crop_d: float | None = None  # volumes (DHWC) only
+    pos_z: float = 0.5
 
     @classmethod
     def from_args(
@@ -64,15 +67,20 @@ class CropSpec:
         rounding: str = "round",
         out_of_bounds_policy: str | OutOfBoundsPolicy = "error",
         fill_values: Any = 0.0,
+        crop_d: Any = None,
+        crop_pos_z: Any = 0.5,
     ) -> CropSpec:
         if crop is not None:
-            if crop_h is not None or crop_w is not None:
+            if crop_h is not None or crop_w is not None or crop_d is not None:
                 raise PipelineDefinitionError(f"{op_name}: give crop=(h, w) or crop_h/crop_w, not both")
             sizes = [crop] * 2 if isinstance(crop, (int, float)) else list(crop)
+            if len(sizes) == 3:  # (d, h, w) of a volume
+                crop_d, sizes = sizes[0], sizes[1:]
             if len(sizes) != 2:
-                raise PipelineDefinitionError(f"{op_name}: crop must be (height, width), got {crop!r}")
+                raise PipelineDefinitionError(f"{op_name}: crop must be (height, width) or (depth, height, width), "
+                                              f"got {crop!r}")
             crop_h, crop_w = sizes
-        for label, value in (("crop height", crop_h), ("crop width", crop_w)):
+        for label, value in (("crop height", crop_h), ("crop width", crop_w), ("crop depth", crop_d)):
             if value is not None and not isinstance(value, (int, float)):
                 continue  # per-sample
             if value is not None and value <= 0:
@@ -88,6 +96,8 @@ class CropSpec:
             rounding=rounding,
             policy=policy,
             fill_values=tuple(float_seq(fill_values, f"{op_name}: fill_values")),
+            crop_d=None if crop_d is None else float(crop_d),
+            pos_z=float(crop_pos_z),
         )
 
     @property
@@ -149,7 +159,7 @@ class Crop(Operator):
     keeps_channels = True
     name = "crop"
     devices = frozenset({Device.CPU, Device.GPU})
-    per_sample_args = frozenset({"crop_h", "crop_w", "crop_pos_x", "crop_pos_y"})
+    per_sample_args = frozenset({"crop_h", "crop_w", "crop_pos_x", "crop_pos_y", "crop_d", "crop_pos_z"})
 
     def __init__(self, spec: CropSpec, *, name: str | None = None) -> None:
         super().__init__(name=name)
@@ -171,10 +181,31 @@ class Crop(Operator):
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
         def crop(row: int, image: np.ndarray) -> np.ndarray:
+            if image.ndim == 4:
+                return self._crop_volume(chunk, row, image)
             window = self.window_for(chunk, row, image.shape[0], image.shape[1])
             return extract_window(image, window, self.spec.fill_values)
 
         return [chunk.each_sample(crop)]
+
+    def _crop_volume(self, chunk: Chunk, row: int, volume: np.ndarray) -> np.ndarray:
+        """A DHWC volume: the depth window like the others (crop_d, crop_pos_z), through slice's copy."""
+        from .slice import (
+            extract_region,  # slice imports nothing from here; keeps the 2-D path lean
+        )
+
+        s = self.spec
+        depth = chunk.arg("crop_d", row, s.crop_d)
+        d0, _, d, _ = crop_window(volume.shape[0], 1, None if depth is None else float(depth), 1.0,
+                                  float(chunk.arg("crop_pos_z", row, s.pos_z)), 0.0, s.rounding)
+        y0, x0, h, w = self.window_for(chunk, row, volume.shape[1], volume.shape[2])
+        if s.policy is not OutOfBoundsPolicy.PAD and not 0 <= d0 <= volume.shape[0] - d:
+            if s.policy is OutOfBoundsPolicy.ERROR:
+                raise SampleError(f"crop window depth {d} at z={d0} does not fit the volume's {volume.shape[0]} "
+                                  "planes; use out_of_bounds_policy='pad' or 'trim_to_shape'", chunk.sources[row])
+            d0, d = max(d0, 0), min(d0 + d, volume.shape[0]) - max(d0, 0)
+        region = ((d0, y0, x0, 0), (d0 + d, y0 + h, x0 + w, volume.shape[3]))
+        return extract_region(volume, region, "constant", s.fill_values, channel_dim=3)
 
     def layout(self, index: int) -> str:
         return "HWC"
@@ -191,10 +222,12 @@ def crop(
     out_of_bounds_policy: str | OutOfBoundsPolicy = "error",
     fill_values: Number | Sequence[Number] = 0,
     rounding: str = "round",
+    crop_d: Number | DataNode | None = None,
+    crop_pos_z: Number | DataNode = 0.5,
     device: str | Device | None = None,
     name: str | None = None,
 ) -> DataNode:
-    """Cut a window out of HWC images.
+    """Cut a window out of HWC images (or DHWC volumes: ``crop=(d, h, w)``, ``crop_d``, ``crop_pos_z``).
 
     Args:
         crop: ``(height, width)`` of the window (or crop_h / crop_w).
@@ -204,13 +237,14 @@ def crop(
         fill_values: padding value, one or one per channel.
         rounding: anchor rounding, ``round`` (halves away from zero) or ``truncate``.
     """
-    constants, per_sample = split_arguments(dict(crop_h=crop_h, crop_w=crop_w, crop_pos_x=crop_pos_x, crop_pos_y=crop_pos_y))
+    constants, per_sample = split_arguments(dict(crop_h=crop_h, crop_w=crop_w, crop_pos_x=crop_pos_x, crop_pos_y=crop_pos_y,
+                                                 crop_d=crop_d, crop_pos_z=crop_pos_z))
     spec = CropSpec.from_args(
         "crop", crop=crop, crop_h=constants.get("crop_h"), crop_w=constants.get("crop_w"),
         crop_pos_x=constants.get("crop_pos_x", 0.5), crop_pos_y=constants.get("crop_pos_y", 0.5),
         rounding=rounding, out_of_bounds_policy=out_of_bounds_policy, fill_values=fill_values,
+        crop_d=constants.get("crop_d"), crop_pos_z=constants.get("crop_pos_z", 0.5),
     )
     if not spec.active and ("crop_h" in per_sample or "crop_w" in per_sample):
-        spec = CropSpec(crop_h=1.0, crop_w=1.0, pos_x=spec.pos_x, pos_y=spec.pos_y, rounding=spec.rounding,
-                        policy=spec.policy, fill_values=spec.fill_values)
+        spec = dataclasses.replace(spec, crop_h=1.0, crop_w=1.0)
     return add_node(Crop(spec, name=name), [data], per_sample, device=device)[0]

@@ -16,6 +16,7 @@ from .. import rng
 from ..errors import PipelineDefinitionError
 from ..graph import DataNode, add_node, split_arguments
 from ..operator import Chunk, Operator
+from ..types import parse_dtype
 from .arguments import fn_function
 
 __all__ = ["Choice", "CoinFlip", "Normal", "Uniform", "choice", "coin_flip", "normal", "uniform"]
@@ -98,15 +99,20 @@ class CoinFlip(_RandomOp):
     name = "random.coin_flip"
     per_sample_args = frozenset({"probability"})
 
-    def __init__(self, probability: float = 0.5, shape: int | Sequence[int] | None = None, name: str | None = None) -> None:
+    def __init__(self, probability: float = 0.5, shape: int | Sequence[int] | None = None, name: str | None = None,
+                 dtype: Any = None) -> None:
         super().__init__(shape, name)
         if not 0.0 <= float(probability) <= 1.0:
             raise PipelineDefinitionError(f"random.coin_flip: probability must be in [0, 1], got {probability}")
         self.probability = float(probability)
+        try:
+            self.dtype = np.int32 if dtype is None else parse_dtype(dtype).numpy
+        except ValueError as err:
+            raise PipelineDefinitionError(f"random.coin_flip: dtype: {err}") from None
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
         return [[
-            np.asarray(u < float(chunk.arg("probability", row, self.probability)), dtype=np.int32)
+            np.asarray(u < float(chunk.arg("probability", row, self.probability)), dtype=self.dtype)
             for row, u in enumerate(self._uniforms(chunk))
         ]]
 
@@ -218,11 +224,12 @@ def uniform(
 
 @fn_function()
 def coin_flip(
-    *, probability: float | DataNode = 0.5, shape: int | Sequence[int] | None = None, name: str | None = None
+    *, probability: float | DataNode = 0.5, shape: int | Sequence[int] | None = None, dtype: Any = None,
+    name: str | None = None,
 ) -> DataNode:
-    """int32 1 with ``probability``, otherwise 0 (e.g. ``mirror=fn.random.coin_flip()``)."""
+    """1 with ``probability``, otherwise 0 (e.g. ``mirror=fn.random.coin_flip()``); int32 unless ``dtype``."""
     constants, per_sample = split_arguments({"probability": probability})
-    op = CoinFlip(constants.get("probability", 0.5), shape=shape, name=name)
+    op = CoinFlip(constants.get("probability", 0.5), shape=shape, name=name, dtype=dtype)
     return add_node(op, [], per_sample)[0]
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .._native import imgproc as kernels
-from ..errors import PipelineDefinitionError
+from ..errors import PipelineDefinitionError, SampleError
 from ..graph import DataNode, add_node, split_arguments
 from ..operator import Chunk, Operator
 from ..types import (
@@ -31,6 +31,7 @@ from ..types import (
     parse_interp,
 )
 from .arguments import fn_function
+from .volume import resample_volume, volume_plan
 
 __all__ = ["Resize", "ResizeSpec", "output_size", "resize"]
 
@@ -107,15 +108,16 @@ class ResizeSpec:
     resize_y: float | None = None
     resize_shorter: float | None = None
     resize_longer: float | None = None
-    size: tuple[float, float] | None = None
+    size: tuple[float, ...] | None = None  # (h, w), or (d, h, w) for volumes
     mode: str = "default"
-    max_size: tuple[float, float] | None = None
+    max_size: tuple[float, ...] | None = None
     interp: InterpType = InterpType.INTERP_LINEAR
     antialias: bool = True
     dtype: np.dtype | None = None
     roi_start: tuple[float, float] | None = None
     roi_end: tuple[float, float] | None = None
     roi_relative: bool = False
+    resize_z: float | None = None  # volumes (DHWC) only
 
     @classmethod
     def from_args(cls, **kw: Any) -> ResizeSpec:
@@ -124,12 +126,12 @@ class ResizeSpec:
             raise PipelineDefinitionError(f"resize: mode must be one of {MODES}, got {mode!r}")
         if kw.get("resize_shorter") and kw.get("resize_longer"):
             raise PipelineDefinitionError("resize: give resize_shorter or resize_longer, not both")
-        explicit = any(kw.get(k) is not None for k in ("resize_x", "resize_y", "size"))
+        explicit = any(kw.get(k) is not None for k in ("resize_x", "resize_y", "resize_z", "size"))
         if explicit and (kw.get("resize_shorter") or kw.get("resize_longer")):
             raise PipelineDefinitionError(
                 "resize: resize_shorter/resize_longer cannot be combined with resize_x, resize_y or size"
             )
-        for key in ("resize_x", "resize_y", "resize_shorter", "resize_longer"):
+        for key in ("resize_x", "resize_y", "resize_z", "resize_shorter", "resize_longer"):
             value = kw.get(key)
             if isinstance(value, (int, float)) and value < 0:
                 raise PipelineDefinitionError(f"resize: {key} must be >= 0, got {value}")
@@ -143,15 +145,16 @@ class ResizeSpec:
             resize_y=kw.get("resize_y"),
             resize_shorter=kw.get("resize_shorter"),
             resize_longer=kw.get("resize_longer"),
-            size=_pair(kw.get("size"), "size"),
+            size=_extents(kw.get("size"), "size"),
             mode=mode,
-            max_size=_pair(kw.get("max_size"), "max_size"),
+            max_size=_extents(kw.get("max_size"), "max_size"),
             interp=parse_interp(kw.get("interp_type") or InterpType.INTERP_LINEAR),
             antialias=bool(kw.get("antialias", True)),
             dtype=dtype,
             roi_start=_pair(kw.get("roi_start"), "roi_start"),
             roi_end=_pair(kw.get("roi_end"), "roi_end"),
             roi_relative=bool(kw.get("roi_relative", False)),
+            resize_z=kw.get("resize_z"),
         )
 
 
@@ -161,7 +164,8 @@ class Resize(Operator):
     keeps_channels = True
     name = "resize"
     devices = frozenset({Device.CPU, Device.GPU})
-    per_sample_args = frozenset({"resize_x", "resize_y", "resize_shorter", "resize_longer", "size", "roi_start", "roi_end"})
+    per_sample_args = frozenset({"resize_x", "resize_y", "resize_z", "resize_shorter", "resize_longer", "size",
+                                 "roi_start", "roi_end"})
 
     def __init__(self, spec: ResizeSpec, *, name: str | None = None) -> None:
         super().__init__(name=name)
@@ -191,9 +195,34 @@ class Resize(Operator):
             resize_longer=_scalar(chunk.arg("resize_longer", row, s.resize_longer)),
             size=None if size is None else _pair(size, "size"),
             mode=s.mode,
-            max_size=s.max_size,
+            max_size=None if s.max_size is None else _pair(s.max_size, "max_size"),
         )
         return out, roi
+
+    def plan_volume(self, chunk: Chunk, row: int, shape: tuple[int, ...]) -> tuple[float, ...]:
+        """Unrounded (out_d, out_h, out_w) of a DHWC volume (DALI's 3-D rules; see ``volume.py``)."""
+        s = self.spec
+        if chunk.arg("roi_start", row, s.roi_start) is not None or chunk.arg("roi_end", row, s.roi_end) is not None:
+            raise SampleError("resize: roi_start/roi_end are not supported for volumes")
+        size = chunk.arg("size", row, s.size)
+        requested: list[float | None] = [None, None, None]
+        if size is not None:
+            values = [float(v) for v in np.asarray(size).reshape(-1)]
+            if len(values) != 3:
+                raise SampleError(f"resize: a volume's size must be (depth, height, width), got {values}")
+            requested = [v or None for v in values]
+        for i, key in enumerate(("resize_z", "resize_y", "resize_x")):
+            value = _scalar(chunk.arg(key, row, getattr(s, key)))
+            if value:
+                requested[i] = value
+        cap = None if s.max_size is None else (list(s.max_size) * 3)[:3] if len(s.max_size) == 1 else s.max_size
+        if cap is not None and len(cap) != 3:
+            raise SampleError(f"resize: a volume's max_size must have 1 or 3 values, got {list(cap)}")
+        return volume_plan(
+            shape[:3], requested, mode=s.mode, max_size=cap,
+            resize_shorter=_scalar(chunk.arg("resize_shorter", row, s.resize_shorter)),
+            resize_longer=_scalar(chunk.arg("resize_longer", row, s.resize_longer)),
+        )
 
     def resample(
         self, image: np.ndarray, out_size: tuple[int, int], roi: Any, window: Any = None, out: np.ndarray | None = None
@@ -204,8 +233,17 @@ class Resize(Operator):
         )
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
-        out = []
+        out: list[Any] = []
         for row, image in enumerate(chunk.inputs[0]):
+            if image.ndim == 4:  # a DHWC volume: separable passes (volume.py)
+                try:
+                    dhw = self.plan_volume(chunk, row, image.shape)
+                    out.append(resample_volume(image, dhw, interp=self.spec.interp, antialias=self.spec.antialias,
+                                               out_dtype=self.spec.dtype or image.dtype))
+                except (SampleError, ValueError) as err:
+                    chunk.fail(row, err)
+                    out.append(None)
+                continue
             size, roi = self.plan_sample(chunk, row, image.shape[0], image.shape[1])
             shape = size if image.ndim == 2 else (*size, image.shape[2])
             target = chunk.output_buffer(row, shape, self.spec.dtype or image.dtype)
@@ -219,12 +257,23 @@ class Resize(Operator):
 def _scalar(value: Any) -> float | None:
     return None if value is None else float(np.asarray(value).reshape(-1)[0])
 
+
+def _extents(value: Any, what: str) -> tuple[float, ...] | None:
+    """One value (all axes), (h, w), or (d, h, w) for volumes."""
+    if value is None or isinstance(value, (int, float, np.integer, np.floating)):
+        return _pair(value, what)
+    values = tuple(float(v) for v in np.asarray(value).reshape(-1))
+    if len(values) not in (2, 3):
+        raise PipelineDefinitionError(f"resize: {what} must be (height, width) or (depth, height, width), got {value!r}")
+    return values
+
 @fn_function()
 def resize(
     data: DataNode,
     *,
     resize_x: Number | DataNode | None = None,
     resize_y: Number | DataNode | None = None,
+    resize_z: Number | DataNode | None = None,
     resize_shorter: Number | DataNode | None = None,
     resize_longer: Number | DataNode | None = None,
     size: Number | Sequence[Number] | DataNode | None = None,
@@ -244,9 +293,11 @@ def resize(
     Args:
         resize_x: output width; alone, the height keeps the aspect ratio.
         resize_y: output height; alone, the width keeps the aspect ratio.
+        resize_z: output depth of DHWC volumes (missing extents of a volume
+            take the geometric mean of the given scales).
         resize_shorter: length of the shorter edge (aspect kept).
         resize_longer: length of the longer edge (aspect kept).
-        size: ``(height, width)``; a 0 extent keeps the aspect ratio.
+        size: ``(height, width)`` (volumes: ``(depth, height, width)``); a 0 extent keeps the aspect ratio.
         mode: ``default``, ``stretch``, ``not_larger``, ``not_smaller``.
         max_size: cap on the output extent(s).
         interp_type: ``INTERP_NN``, ``INTERP_LINEAR`` (default), ``INTERP_CUBIC``,
@@ -259,7 +310,7 @@ def resize(
         device: ``"cpu"`` or ``"gpu"``.
     """
     constants, per_sample = split_arguments(dict(
-        resize_x=resize_x, resize_y=resize_y, resize_shorter=resize_shorter,
+        resize_x=resize_x, resize_y=resize_y, resize_z=resize_z, resize_shorter=resize_shorter,
         resize_longer=resize_longer, size=size, roi_start=roi_start, roi_end=roi_end,
     ))
     spec = ResizeSpec.from_args(
@@ -267,7 +318,8 @@ def resize(
         antialias=antialias, dtype=dtype, roi_relative=roi_relative,
     )
     if not per_sample and not any(
-        v is not None for v in (spec.resize_x, spec.resize_y, spec.resize_shorter, spec.resize_longer, spec.size)
+        v is not None for v in (spec.resize_x, spec.resize_y, spec.resize_z, spec.resize_shorter, spec.resize_longer,
+                                spec.size)
     ):
         raise PipelineDefinitionError(
             "resize: say what size to produce (resize_x, resize_y, resize_shorter, resize_longer or size)"

@@ -28,6 +28,7 @@ from ..types import (
     Number,
 )
 from .arguments import fn_function
+from .volume import rotated_volume_size, rotation_matrix_3d
 from .warp_affine import F32, AffineWarp
 
 __all__ = ["Rotate", "rotate", "rotated_canvas_size", "rotation_matrix"]
@@ -73,13 +74,16 @@ class Rotate(AffineWarp):
     """Rotates HWC images counter-clockwise by ``angle`` degrees (per sample)."""
 
     name = "rotate"
-    per_sample_args = frozenset({"angle", "size"})
+    per_sample_args = frozenset({"angle", "size", "axis"})
 
     def __init__(self, angle: float | None = None, *, keep_size: bool = False, size: Any = None,
                  fill_value: Any = None, interp: Any = InterpType.INTERP_LINEAR, dtype: Any = None,
-                 name: str | None = None) -> None:
+                 name: str | None = None, axis: Any = None) -> None:
         super().__init__(size=size, fill_value=fill_value, interp=interp, dtype=dtype, name=name)
         self.angle = None if angle is None else float(angle)
+        self.axis = None if axis is None else tuple(float(v) for v in np.asarray(axis, dtype=np.float64).reshape(-1))
+        if self.axis is not None and (len(self.axis) != 3 or not any(self.axis)):
+            raise PipelineDefinitionError(f"rotate: axis must be 3 values (x, y, z), not all zero, got {axis!r}")
         self.keep_size = bool(keep_size)
         if self.keep_size and self.size is not None:
             raise PipelineDefinitionError("rotate: give keep_size=True or size, not both")
@@ -97,11 +101,29 @@ class Rotate(AffineWarp):
             size = in_hw if self.keep_size else rotated_canvas_size(in_hw[0], in_hw[1], angle)
         return rotation_matrix(in_hw, size, angle), size
 
+    def plan_volume(self, chunk: Chunk, row: int, volume: np.ndarray) -> tuple[np.ndarray, tuple[int, ...]]:
+        """A DHWC volume rotated by ``angle`` about ``axis`` (x, y, z), about its centre (volume.py)."""
+        angle = chunk.arg("angle", row, self.angle)
+        axis = chunk.arg("axis", row, self.axis)
+        if angle is None or axis is None:
+            raise SampleError("rotate: a volume needs an angle and an axis (x, y, z)")
+        angle = float(np.asarray(angle, dtype=np.float64).reshape(-1)[0])
+        if not math.isfinite(angle):
+            raise SampleError(f"rotate: the angle must be finite, got {angle}")
+        in_dhw = volume.shape[:3]
+        size = self._size_for(chunk, row)
+        if size is None:
+            size = in_dhw if self.keep_size else rotated_volume_size(in_dhw, axis, angle)
+        if len(size) != 3:
+            raise SampleError(f"rotate: a volume's size must be (depth, height, width), got {size}")
+        return rotation_matrix_3d(in_dhw, size, axis, angle), tuple(size)
+
 @fn_function()
 def rotate(
     data: DataNode,
     *,
     angle: Number | DataNode,
+    axis: Sequence[Number] | DataNode | None = None,
     keep_size: bool = False,
     size: Sequence[Number] | DataNode | None = None,
     fill_value: Number | Sequence[Number] | None = None,
@@ -115,6 +137,8 @@ def rotate(
     Args:
         angle: degrees, counter-clockwise on screen (per sample:
             ``angle=fn.random.uniform(range=[-10, 10])``).
+        axis: the rotation axis of DHWC volumes, ``(x, y, z)`` (any non-zero
+            length; per sample allowed); images ignore it.
         keep_size: keep the input size (corners are cut off).
         size: ``(height, width)`` of the output canvas (rounded to nearest).
             Default: the smallest canvas that holds the whole rotated image.
@@ -124,10 +148,10 @@ def rotate(
         dtype: output type (default: the input's).
         device: ``"cpu"`` (``"gpu"``: not yet).
     """
-    constants, per_sample = split_arguments(dict(angle=angle, size=size))
+    constants, per_sample = split_arguments(dict(angle=angle, size=size, axis=axis))
     op = Rotate(
         constants.get("angle"), keep_size=keep_size, size=constants.get("size"), fill_value=fill_value,
-        interp=interp_type, dtype=dtype, name=name,
+        interp=interp_type, dtype=dtype, name=name, axis=constants.get("axis"),
     )
     if op.angle is None and "angle" not in per_sample:
         raise PipelineDefinitionError("rotate: give the angle (a number or a DataNode)")

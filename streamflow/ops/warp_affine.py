@@ -46,6 +46,7 @@ from ..types import (
     parse_interp,
 )
 from .arguments import fn_function
+from .volume import warp_affine_volume
 
 __all__ = ["AffineWarp", "F32", "WarpAffine", "invert_affine", "parse_size", "source_coordinates", "warp_affine", "warp_affine_image"]
 
@@ -215,16 +216,17 @@ def _fill(value: Any, op_name: str) -> tuple[float, ...] | None:
     return values
 
 
-def parse_size(value: Any, op_name: str) -> tuple[int, int] | None:
-    """DALI's ``size=(h, w)``: rounded to nearest, at least 1; ``None`` or empty: not given."""
+def parse_size(value: Any, op_name: str) -> tuple[int, ...] | None:
+    """DALI's ``size=(h, w)`` (volumes: ``(d, h, w)``): rounded to nearest, at least 1; empty: not given."""
     if value is None:
         return None
     values = [float(v) for v in np.asarray(value, dtype=np.float64).reshape(-1)]
     if not values:
         return None
-    if len(values) != 2 or any(not (v > 0) for v in values):
-        raise PipelineDefinitionError(f"{op_name}: size must be (height, width) with positive values, got {value!r}")
-    return max(1, int(math.floor(values[0] + 0.5))), max(1, int(math.floor(values[1] + 0.5)))
+    if len(values) not in (2, 3) or any(not (v > 0) for v in values):
+        raise PipelineDefinitionError(
+            f"{op_name}: size must be (height, width) or (depth, height, width) with positive values, got {value!r}")
+    return tuple(max(1, int(math.floor(v + 0.5))) for v in values)
 
 
 class AffineWarp(Operator):
@@ -239,21 +241,33 @@ class AffineWarp(Operator):
         self.interp = _interp(interp, self.name)
         self.dtype = _out_dtype(dtype, self.name)
 
-    def _size_for(self, chunk: Chunk, row: int) -> tuple[int, int] | None:
+    def _size_for(self, chunk: Chunk, row: int) -> Any:
         value = chunk.arg("size", row, None)
-        return self.size if value is None else parse_size(value, self.name)
+        size = self.size if value is None else parse_size(value, self.name)
+        return size
 
     def plan(self, chunk: Chunk, row: int, image: np.ndarray) -> tuple[np.ndarray, tuple[int, int]]:
         raise NotImplementedError
+
+    def plan_volume(self, chunk: Chunk, row: int, volume: np.ndarray) -> tuple[np.ndarray, tuple[int, ...]]:
+        """(3x4 destination-to-source matrix, (d, h, w)) of a DHWC volume."""
+        raise SampleError(f"{self.name}: volumes are not supported")
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
         out: list[Any] = []
         for row, image in enumerate(chunk.inputs[0]):
             try:
-                if not isinstance(image, np.ndarray) or image.ndim not in (2, 3) or 0 in image.shape:
-                    raise SampleError(f"{self.name} expects a non-empty HWC or HW image, got "
+                if not isinstance(image, np.ndarray) or image.ndim not in (2, 3, 4) or 0 in image.shape:
+                    raise SampleError(f"{self.name} expects a non-empty HWC or HW image or DHWC volume, got "
                                       f"{getattr(image, 'shape', type(image).__name__)}")
+                if image.ndim == 4:  # DHWC volume (volume.py)
+                    matrix, dhw = self.plan_volume(chunk, row, image)
+                    out.append(warp_affine_volume(image, matrix, dhw, interp=self.interp,
+                                                  fill_value=self.fill_value, out_dtype=self.dtype))
+                    continue
                 matrix, size = self.plan(chunk, row, image)
+                if len(size) != 2:
+                    raise SampleError(f"{self.name}: an image's size must be (height, width), got {size}")
                 out.append(warp_affine_image(
                     image, matrix, size, interp=self.interp, fill_value=self.fill_value, out_dtype=self.dtype,
                 ))
@@ -285,14 +299,32 @@ class WarpAffine(AffineWarp):
                 raise PipelineDefinitionError(f"warp_affine: {err}") from None
 
     def _dst_to_src(self, matrix: Any) -> np.ndarray:
+        if np.asarray(matrix).size == 12:  # a volume's 3x4 matrix
+            m3 = np.asarray(matrix, dtype=np.float64).reshape(3, 4)
+            if not self.inverse_map:
+                full = np.vstack([m3, [0.0, 0.0, 0.0, 1.0]])
+                if abs(np.linalg.det(full[:3, :3])) < 1e-12:
+                    raise ValueError(f"the matrix {m3.tolist()} is singular and cannot be inverted")
+                m3 = np.linalg.inv(full)[:3]
+            return m3.astype(F32)
         m = _as_matrix(matrix)
         return (m if self.inverse_map else invert_affine(m)).astype(F32)
+
+    def plan_volume(self, chunk: Chunk, row: int, volume: np.ndarray) -> tuple[np.ndarray, tuple[int, ...]]:
+        value = chunk.arg("matrix", row, None)
+        matrix = self.matrix if value is None else self._dst_to_src(value)
+        if matrix is None or matrix.size != 12:
+            raise SampleError("warp_affine: a volume needs a 3x4 matrix (12 values)")
+        size = self._size_for(chunk, row) or volume.shape[:3]
+        if len(size) != 3:
+            raise SampleError(f"warp_affine: a volume's size must be (depth, height, width), got {size}")
+        return matrix, tuple(size)
 
     def plan(self, chunk: Chunk, row: int, image: np.ndarray) -> tuple[np.ndarray, tuple[int, int]]:
         value = chunk.arg("matrix", row, None)
         matrix = self.matrix if value is None else self._dst_to_src(value)
-        if matrix is None:
-            raise SampleError("warp_affine: no matrix")
+        if matrix is None or matrix.size != 6:
+            raise SampleError("warp_affine: an image needs a 2x3 matrix (6 values)")
         size = self._size_for(chunk, row) or (image.shape[0], image.shape[1])
         return matrix, size
 
@@ -312,7 +344,8 @@ def warp_affine(
     """Apply an affine transform to HWC images.
 
     Args:
-        matrix: ``(m11, m12, m13, m21, m22, m23)`` (or 2x3): with
+        matrix: ``(m11, m12, m13, m21, m22, m23)`` (or 2x3; 3x4 for DHWC volumes,
+            in ``(x, y, z)`` coordinates): with
             ``inverse_map=True`` (default) a destination-to-source map,
             ``dst(x, y) = src(m11 x + m12 y + m13, m21 x + m22 y + m23)``, where
             ``(0, 0)`` is the top-left corner of the first pixel. Per sample allowed.

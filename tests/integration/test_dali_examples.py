@@ -219,6 +219,66 @@ def test_with_block_that_runs_the_pipeline_closes_it(image_dir: Path) -> None:
     assert pipe.state.value == "closed"
 
 
+# --- DALI's conditionals tutorial (examples/general/conditionals.ipynb) -------------------------
+def test_conditionals_tutorial_rotate_pipe(image_dir: Path) -> None:
+    from streamflow.types import DALIDataType
+
+    @pipeline_def(enable_conditionals=True, batch_size=4, num_threads=4, device_id=DEVICE_ID, seed=42)
+    def rotate_pipe():  # type: ignore[no-untyped-def]
+        jpegs, _ = fn.readers.file(device="cpu", file_root=str(image_dir))
+        images = fn.decoders.image(jpegs, device="mixed")
+        do_rotate = fn.random.coin_flip(probability=0.25, dtype=DALIDataType.BOOL)
+        angle = fn.random.uniform(range=(10, 30))
+
+        if do_rotate:
+            result = fn.rotate(images, angle=angle, fill_value=0)
+        else:
+            result = images
+
+        resized = fn.resize(result, resize_x=400, resize_y=400)
+        return resized
+
+    with pytest.warns() if DEVICE_ID == "auto" else _nothing():
+        pipe = rotate_pipe()
+        pipe.build()
+    (resized,) = pipe.run()
+    assert resized.as_cpu().as_tensor().shape == (4, 400, 400, 3)
+    pipe.close()
+
+
+# --- DALI's Python operator tutorial (examples/custom_operations/python_operator.ipynb) -------
+def edit_images(image1, image2):  # type: ignore[no-untyped-def]
+    assert image1.shape == image2.shape
+    h, w, c = image1.shape
+    y, x = np.ogrid[0:h, 0:w]
+    mask = (x - w / 2) ** 2 + (y - h / 2) ** 2 > h * w / 9
+    result1 = np.copy(image1)
+    result1[mask] = image2[mask]
+    result2 = np.copy(image2)
+    result2[mask] = image1[mask]
+    return result1, result2
+
+
+def test_python_operator_tutorial(image_dir: Path) -> None:
+    python_function_pipe = Pipeline(batch_size=4, num_threads=4, device_id=DEVICE_ID,
+                                    exec_async=False, exec_pipelined=False, seed=99)
+    with python_function_pipe:
+        input1, _ = fn.readers.file(file_root=str(image_dir), random_shuffle=True)
+        input2, _ = fn.readers.file(file_root=str(image_dir), random_shuffle=True)
+        im1, im2 = fn.decoders.image([input1, input2], device="cpu", output_type=types.RGB)
+        res1, res2 = fn.resize([im1, im2], resize_x=300, resize_y=300)
+        out1, out2 = fn.python_function(res1, res2, function=edit_images, num_outputs=2)
+        python_function_pipe.set_outputs(res1, res2, out1, out2)
+    python_function_pipe.build()
+    r1, r2, o1, o2 = (t.as_array() for t in python_function_pipe.run())
+    h, w = 300, 300
+    y, x = np.ogrid[0:h, 0:w]
+    outside = (x - w / 2) ** 2 + (y - h / 2) ** 2 > h * w / 9
+    assert (o1[:, outside] == r2[:, outside]).all() and (o1[:, ~outside] == r1[:, ~outside]).all()
+    assert (o2[:, outside] == r1[:, outside]).all() and (o2[:, ~outside] == r2[:, ~outside]).all()
+    python_function_pipe.close()
+
+
 # --- run(): readers wrap around, every batch full (DALI's semantics) --------------------------
 def _labels_stream(pipe_factory, batches: int) -> list[list[str]]:  # type: ignore[no-untyped-def]
     pipe = pipe_factory()

@@ -77,7 +77,7 @@ def test_device_follows_the_input_when_not_given() -> None:
 @pytest.mark.parametrize(
     "build, words",
     [
-        (lambda: fn.rotate(_source(), angle=3, device="gpu"), "rotate: device='gpu' is not supported; it runs on 'cpu'"),
+        (lambda: fn.readers.file(files=["a.jpg"], device="gpu"), "readers.file: device='gpu' is not supported"),
         (lambda: fn.resize(_source(), size=(2, 2), device="mixed"), "device='mixed' is not supported"),
         (lambda: fn.decoders.image(_source(), device="gpu"), "runs on 'cpu' or 'mixed'"),
         (lambda: fn.rotate(_source().gpu(), angle=3, device="cpu"), "is GPU data"),
@@ -89,3 +89,26 @@ def test_device_follows_the_input_when_not_given() -> None:
 def test_device_errors_are_raised_where_the_operator_is_added(build, words: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(PipelineDefinitionError, match=words.replace("(", r"\(").replace(")", r"\)")):
         build()
+
+
+def test_a_dali_gpu_operator_without_a_gpu_implementation_runs_on_the_cpu_fallback(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """rotate runs on the GPU in DALI: placed there as in DALI, it runs with device_id='auto' without a
+    GPU, and on a GPU the build names it instead of computing something else."""
+
+    def define():  # type: ignore[no-untyped-def]
+        rotated = fn.rotate(_source().gpu(), angle=90)
+        assert rotated.device is Device.GPU
+        return fn.rotate(_source(), angle=90, device="gpu"), rotated
+
+    @sf.pipeline_def(batch_size=1, device_id="auto")
+    def pipe():  # type: ignore[no-untyped-def]
+        return define()
+
+    monkeypatch.setattr("streamflow.pipeline._gpu_count", lambda: 0)
+    with pytest.warns(sf.CpuFallbackWarning), pipe() as p:
+        a, b = p.run()
+    assert a.at(0).shape == (4, 4, 3) and b.at(0).shape == (4, 4, 3)
+    monkeypatch.setattr("streamflow.pipeline._gpu_count", lambda: 1)
+    with pytest.raises(PipelineDefinitionError, match="rotate cannot run on the GPU yet"):
+        pipe().build()

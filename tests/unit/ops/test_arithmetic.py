@@ -195,3 +195,13 @@ def _run_impl(ctx, op, operands):  # type: ignore[no-untyped-def]
         out = impl(op, chunk, ctx)[0]
     ctx.synchronize()
     return (None if out[0] is None else ctx.to_host(out[0])), chunk.failures
+
+
+def test_input_sets_apply_the_operator_to_each_input() -> None:
+    """DALI's input sets: fn.op([a, b]) is [fn.op(a), fn.op(b)] with the same arguments."""
+    a = [np.array([1, 2], np.int32)]
+    b = [np.array([5], np.int32)]
+    out = run_arrays(a, lambda x, y: tuple(fn.cast([x, y], dtype=sf.types.FLOAT)), y=b)
+    assert [o[0].tolist() for o in out] == [[1.0, 2.0], [5.0]] and out[0][0].dtype == np.float32
+    with pytest.raises(sf.errors.PipelineDefinitionError, match="equally long"):
+        run_arrays(a, lambda x, y: fn.cat([x, y], [x]), y=b)
