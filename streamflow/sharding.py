@@ -56,8 +56,8 @@ class ShardSpec:
     pad_last_batch: bool = False
     random_shuffle: bool = False
     initial_fill: int = 1024
-    #: DALI's ``shuffle_after_epoch``: epoch 0 in order, then the whole data set
-    #: permuted every epoch (the same permutation on every rank) before sharding.
+    #: DALI's ``shuffle_after_epoch``: the whole data set permuted every epoch
+    #: (the same permutation on every rank) before sharding.
     shuffle_after_epoch: bool = False
     shuffle_after_epoch_seed: int | None = None
 
@@ -149,7 +149,7 @@ class EpochOrder:
         shard = self.shard_of_epoch(epoch)
         begin, end = shard_range(self.n, shard, self.spec.num_shards)
         items = np.arange(begin, end, dtype=np.int64)
-        if self.spec.shuffle_after_epoch and epoch > 0:
+        if self.spec.shuffle_after_epoch:
             # One permutation of the whole set per epoch, from a seed every rank shares.
             whole_seed = self.spec.shuffle_after_epoch_seed
             rng = permutation_generator(_SHUFFLE_AFTER_EPOCH_SEED if whole_seed is None else whole_seed, epoch)

@@ -51,6 +51,8 @@ image_decoder_random_crop = decoders.image_random_crop
 image_decoder_slice = decoders.image_slice
 file_reader = readers.file
 numpy_reader = readers.numpy
+coco_reader = readers.coco
+transform_translation = transforms.translation
 
 __all__ = [
     "brightness_contrast",
@@ -106,4 +108,6 @@ __all__ = [
     "lookup_table",
     "one_hot",
     "bbox_rotate",
+    "coco_reader",
+    "transform_translation",
 ]

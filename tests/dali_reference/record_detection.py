@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
 DATA = HERE.parent / "data"
 OUT = DATA / "dali" / "detection"
 COCO_ANNOTATIONS = DATA / "coco" / "instances.json"
@@ -273,6 +274,110 @@ CASES: dict[str, Case] = {
 }
 
 
+# --- the example pipelines (examples/*.py), with their random operators fixed ---------------------
+_EXAMPLE_IMPORT = "from streamflow import fn, pipeline_def, types"
+
+
+class _FixedRandom:
+    """``fn.random`` with every draw fixed: coins land on 1, uniform draws give their range's middle."""
+
+    def __init__(self, random: Any) -> None:
+        self._random = random
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._random, name)
+
+    def coin_flip(self, **kw: Any) -> Any:
+        kw["probability"] = 1.0
+        return self._random.coin_flip(**kw)
+
+    def uniform(self, **kw: Any) -> Any:
+        lo, hi = kw.pop("range", (-1.0, 1.0))
+        return self._random.uniform(values=[(lo + hi) / 2.0], **kw)
+
+
+class _FixedReaders:
+    """``fn.readers`` reading in the stored order (no shuffling)."""
+
+    def __init__(self, readers: Any) -> None:
+        self._readers = readers
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._readers, name)
+
+    def coco(self, **kw: Any) -> Any:
+        kw.update(random_shuffle=False, shuffle_after_epoch=False)
+        return self._readers.coco(**kw)
+
+
+class FixedFn:
+    """An ``fn`` namespace whose random parts are fixed: ``random_bbox_crop`` keeps the whole image."""
+
+    def __init__(self, fn: Any) -> None:
+        self._fn = fn
+        self.random = _FixedRandom(fn.random)
+        self.readers = _FixedReaders(fn.readers)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._fn, name)
+
+    def random_bbox_crop(self, *args: Any, **kw: Any) -> Any:
+        kw.update(scaling=[1.0, 1.0], aspect_ratio=[1.0, 1.0])
+        return self._fn.random_bbox_crop(*args, **kw)
+
+
+def load_example(name: str, fn: Any, types: Any, pipeline_def: Callable[..., Any], cpu_only: bool) -> dict[str, Any]:
+    """Run ``examples/<name>`` with the given ``fn``/``types``/``pipeline_def`` in place of its streamflow import.
+
+    The source is used as it is, so DALI runs the very pipeline streamflow runs; ``cpu_only``
+    drops the ``.gpu()`` copies (DALI without a GPU refuses them).
+    """
+    path = REPO / "examples" / name
+    source = path.read_text()
+    if _EXAMPLE_IMPORT not in source:
+        raise RuntimeError(f"{path}: expected the line {_EXAMPLE_IMPORT!r}")
+    source = source.replace(_EXAMPLE_IMPORT, "")
+    if cpu_only:
+        source = source.replace(".gpu()", "")
+    namespace: dict[str, Any] = {"fn": fn, "types": types, "pipeline_def": pipeline_def, "__name__": "example",
+                                 "__file__": str(path)}
+    exec(compile(source, str(path), "exec"), namespace)  # our own example file
+    return namespace
+
+
+def _blocks(image: np.ndarray, block: int) -> np.ndarray:
+    """Block means of a CHW image (what the recorded image outputs keep of a pipeline's images)."""
+    c, h, w = image.shape
+    h2, w2 = h // block * block, w // block * block
+    return image[:, :h2, :w2].astype(np.float64).reshape(c, h2 // block, block, w2 // block, block).mean((2, 4))
+
+
+def ssd_fixed(fn: Any, types: Any, pipeline_def: Callable[..., Any], cpu_only: bool, **pipe_kw: Any
+              ) -> list[list[np.ndarray]]:
+    """The SSD example's outputs with its random parts fixed; images as 10x10 block means."""
+    ns = load_example("ssd_coco.py", FixedFn(fn), types, pipeline_def, cpu_only)
+    args = ns["parse_args"](["--root", str(DATA), "--annotations", str(COCO_ANNOTATIONS)])
+    pipe = ns["create_coco_pipeline"](ns["DefaultBoxes"](), args, batch_size=4, num_threads=1, seed=1, **pipe_kw)
+    if hasattr(pipe, "build"):
+        pipe.build()
+    images, bboxes, labels = pipe.run()
+    images = images.as_cpu() if hasattr(images, "as_cpu") else images
+    return [[_blocks(np.array(images.at(i)), 10) for i in range(4)],
+            [np.array(bboxes.at(i)) for i in range(4)], [np.array(labels.at(i)) for i in range(4)]]
+
+
+def mask_rcnn_fixed(fn: Any, types: Any, pipeline_def: Callable[..., Any], **pipe_kw: Any) -> list[list[np.ndarray]]:
+    """The Mask R-CNN-style example's outputs with its random parts fixed; images as 8x8 block means."""
+    ns = load_example("mask_rcnn_coco.py", FixedFn(fn), types, pipeline_def, cpu_only=True)
+    pipe = ns["coco_mask_pipeline"](str(DATA), str(COCO_ANNOTATIONS), batch_size=4, num_threads=1, seed=1, **pipe_kw)
+    if hasattr(pipe, "build"):
+        pipe.build()
+    outs = pipe.run()
+    images = [np.array(outs[0].at(i)) for i in range(4)]
+    return [[_blocks(im, 8) for im in images], [np.array(im.shape) for im in images]] + \
+        [[np.array(t.at(i)) for i in range(4)] for t in outs[1:]]
+
+
 def _save(name: str, case: Case, outputs: list[list[np.ndarray]]) -> None:
     arrays: dict[str, np.ndarray] = {}
     for i, samples in enumerate(case.inputs):
@@ -389,6 +494,11 @@ def main(names: list[str]) -> None:
 
     if not names or "preprocessed" in names:
         _record_preprocessed(fn, pipeline_def)
+    if not names or "examples" in names:
+        for name, outputs in (("example_ssd_fixed", ssd_fixed(fn, types, pipeline_def, True, device_id=None)),
+                              ("example_mask_rcnn_fixed", mask_rcnn_fixed(fn, types, pipeline_def, device_id=None))):
+            _save(name, Case(lambda *a: None), outputs)
+            print(f"{name}: {len(outputs)} outputs")
     if not names or "stats" in names:
         for config in STATS_CONFIGS:
             np.savez_compressed(OUT / f"random_bbox_crop_stats_{config}.npz",

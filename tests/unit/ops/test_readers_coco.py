@@ -98,9 +98,10 @@ def test_epoch_size_sharding_and_shuffling() -> None:
     with pipe(random_shuffle=True) as a, pipe(random_shuffle=True) as b:
         ea, eb = ids(a, 2), ids(b, 2)
         assert ea == eb and sorted(ea[0]) == [5, 7, 13, 42, 99] and ea[0] != ea[1]
-    with pipe(shuffle_after_epoch=True) as p:
-        e0, e1, e2 = ids(p, 3)
-        assert e0 == [5, 7, 13, 42, 99] and sorted(e1) == sorted(e2) == e0 and (e1 != e0 or e2 != e0)
+    with pipe(shuffle_after_epoch=True) as p, pipe(shuffle_after_epoch=True, num_shards=2, shard_id=1) as q:
+        e0, e1, e2 = ids(p, 3)  # the whole set permuted every epoch, epoch 0 included (as DALI)
+        assert sorted(e0) == sorted(e1) == sorted(e2) == [5, 7, 13, 42, 99] and len({tuple(e0), tuple(e1), tuple(e2)}) > 1
+        assert ids(q)[0] == e0[2:]  # every rank permutes alike; shard 1 takes its part of the permutation
     with pytest.raises(PipelineDefinitionError, match="shuffle_after_epoch cannot be combined"):
         pipe(shuffle_after_epoch=True, random_shuffle=True)
 
