@@ -3,8 +3,10 @@
 ``out[..., i, ...] = on_value if i == class else off_value`` for ``i`` in
 ``[0, num_classes)``, the new axis at ``axis`` (default last). A class is the
 input value truncated to an integer; a class outside ``[0, num_classes)``
-gives ``off_value`` everywhere. A scalar input (or, without ``axis``, a
-sample of one element) gives a vector of ``num_classes``. ``on_value`` and
+gives ``off_value`` everywhere. A scalar input gives a vector of
+``num_classes``; so does, without ``axis``, a sample of one element when every
+sample of the batch has one element (DALI's rule for old pipelines, decided on
+the whole batch: the operator sees whole batches when ``axis`` is not given). ``on_value`` and
 ``off_value`` are converted to ``dtype`` (default float32); unlike DALI, which
 wraps them (300 becomes 44 in uint8), a value that does not fit is refused.
 """
@@ -53,6 +55,7 @@ class OneHot(Operator):
             raise PipelineDefinitionError(f"one_hot: axis_name must be one character, got {axis_name!r}")
         self.axis_name = axis_name
         self.in_layout = layout
+        self.whole_batch = axis is None  # the legacy scalar rule looks at every sample of the batch
 
     def _axis(self, ndim: int) -> int:
         axis = -1 if self.axis is None else self.axis
@@ -60,11 +63,11 @@ class OneHot(Operator):
             raise SampleError(f"one_hot: axis {axis} is out of range for a {ndim}D input")
         return axis + ndim + 1 if axis < 0 else axis
 
-    def _one(self, sample: Any) -> np.ndarray:
+    def _one(self, sample: Any, scalars: bool) -> np.ndarray:
         x = np.asarray(sample)
         if x.dtype.kind not in "biuf":
             raise SampleError(f"one_hot: the input must be numbers, got {x.dtype}")
-        if x.ndim == 0 or (self.axis is None and x.size == 1):
+        if x.ndim == 0 or scalars:
             x = x.reshape(())
         classes = np.trunc(x.astype(np.float64)) if x.dtype.kind == "f" else x.astype(np.int64)
         axis = self._axis(x.ndim)
@@ -73,7 +76,8 @@ class OneHot(Operator):
         return np.where(hot, self.on, self.off).astype(self.out_dtype)
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
-        return [chunk.each_sample(lambda row, sample: self._one(sample))]
+        scalars = self.axis is None and all(np.size(s) == 1 for s in chunk.inputs[0])
+        return [chunk.each_sample(lambda row, sample: self._one(sample, scalars))]
 
     def layout(self, index: int) -> str:
         if not self.axis_name or not self.in_layout:

@@ -225,6 +225,10 @@ CASES: dict[str, Case] = {
     "one_hot_axis0_int16": Case(
         lambda fn, t, x: fn.one_hot(x, num_classes=4, axis=0, dtype=t.INT16, on_value=5, off_value=-1),
         [[np.array([2, 0, 1, 5], np.int32), np.array([3], np.int32)]]),
+    "one_hot_mixed_batch": Case(lambda fn, t, x: fn.one_hot(x, num_classes=3),
+                                [[np.array([1], np.int32), np.array([0, 2], np.int32)]]),
+    "one_hot_single_elements": Case(lambda fn, t, x: fn.one_hot(x, num_classes=3),
+                                    [[np.array([1], np.int32), np.array([2], np.int32), np.array([7], np.int32)]]),
     "one_hot_2d_axis1": Case(lambda fn, t, x: fn.one_hot(x, num_classes=3, axis=1),
                              [[np.array([[2, 0], [1, 1]], np.int64), np.array([[0, 9, 2]], np.int64)]]),
     "one_hot_float_input": Case(lambda fn, t, x: fn.one_hot(x, num_classes=3),

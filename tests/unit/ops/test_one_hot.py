@@ -12,7 +12,8 @@ from streamflow import fn, types
 from streamflow.errors import PipelineDefinitionError
 
 
-@pytest.mark.parametrize("case", ["one_hot_scalars", "one_hot_axis0_int16", "one_hot_2d_axis1", "one_hot_float_input"])
+@pytest.mark.parametrize("case", ["one_hot_scalars", "one_hot_axis0_int16", "one_hot_2d_axis1", "one_hot_float_input",
+                                  "one_hot_mixed_batch", "one_hot_single_elements"])
 def test_matches_dali(case: str) -> None:
     got, want = replay(case, fn, types, sf.pipeline_def)
     for g, w in zip(got[0], want[0]):
