@@ -22,9 +22,12 @@ from .boxes import F32, as_box_array, parse_box_layout, read_boxes, write_boxes
 __all__ = ["BbFlip", "bb_flip", "flip_boxes"]
 
 
+_LAYOUTS = {True: parse_box_layout("xyXY", 2, "bb_flip"), False: parse_box_layout("xyWH", 2, "bb_flip")}
+
+
 def flip_boxes(rows: np.ndarray, ltrb: bool, horizontal: bool, vertical: bool) -> np.ndarray:
     """Flip ``(N, 4)`` float32 box rows (``ltrb`` or ``xywh``) about the centre of the unit square."""
-    layout = parse_box_layout("xyXY" if ltrb else "xyWH", 2, "bb_flip")
+    layout = _LAYOUTS[bool(ltrb)]
     lo, hi = read_boxes(rows, layout)
     one = F32(1)
     for axis, flip in ((0, horizontal), (1, vertical)):

@@ -118,26 +118,27 @@ def write_boxes(lo: np.ndarray, hi: np.ndarray, layout: BoxLayout) -> np.ndarray
 
 def box_volume(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """Product of the extents, multiplied in axis order in float32 (DALI's ``volume``)."""
-    ext = (hi - lo).astype(F32)
-    vol = ext[..., 0]
-    for d in range(1, ext.shape[-1]):
-        vol = (vol * ext[..., d]).astype(F32)
-    return vol
+    vol = hi[..., 0] - lo[..., 0]
+    for d in range(1, lo.shape[-1]):
+        vol = vol * (hi[..., d] - lo[..., d])
+    return np.asarray(vol, dtype=F32)
 
 
 def intersection_volume(a_lo: np.ndarray, a_hi: np.ndarray, b_lo: np.ndarray, b_hi: np.ndarray) -> np.ndarray:
     """Volume of the intersection (broadcasting); 0 where the boxes are disjoint or touch."""
-    lo = np.maximum(a_lo, b_lo)
-    hi = np.minimum(a_hi, b_hi)
-    empty = np.any(hi <= lo, axis=-1)
-    vol = box_volume(lo, hi)
-    return np.where(empty, F32(0), vol).astype(F32)
+    vol: Any = None
+    empty: Any = None
+    for d in range(a_lo.shape[-1]):
+        extent = np.minimum(a_hi[..., d], b_hi[..., d]) - np.maximum(a_lo[..., d], b_lo[..., d])
+        vol = extent if vol is None else vol * extent
+        empty = extent <= 0 if empty is None else empty | (extent <= 0)
+    return np.where(empty, F32(0), np.asarray(vol, dtype=F32))
 
 
 def iou(a_lo: np.ndarray, a_hi: np.ndarray, b_lo: np.ndarray, b_hi: np.ndarray) -> np.ndarray:
     """Intersection over union (broadcasting), DALI's ``intersection_over_union`` in float32."""
     inter = intersection_volume(a_lo, a_hi, b_lo, b_hi)
-    union = ((box_volume(a_lo, a_hi) + box_volume(b_lo, b_hi)).astype(F32) - inter).astype(F32)
+    union = (box_volume(a_lo, a_hi) + box_volume(b_lo, b_hi)) - inter
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = (inter / union).astype(F32)
-    return np.where(inter == 0, F32(0), ratio).astype(F32)
+        ratio = inter / union
+    return np.where(inter == 0, F32(0), ratio).astype(F32, copy=False)

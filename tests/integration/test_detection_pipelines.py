@@ -197,3 +197,20 @@ def test_dalis_current_ssd_example_text_runs() -> None:
         images, bboxes, labels = (t.as_cpu() for t in pipe.run())
         assert images.as_array().shape == (4, 3, 300, 300) and images.as_array().dtype == np.float16
         assert bboxes.as_array().shape == (4, 8732, 4) and np.all((labels.as_array() > 0).sum(1) >= 1)
+
+
+def test_benchmark_worker_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import argparse
+    import json
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import detection_pipeline
+
+    annotations = detection_pipeline.build_coco_set(tmp_path / "coco", 8)
+    args = argparse.Namespace(worker="streamflow", data_dir=str(tmp_path / "coco"), annotations=str(annotations),
+                              batch_size=4, threads=2, repeats=1)
+    detection_pipeline.worker(args)
+    line = [x for x in capsys.readouterr().out.splitlines() if x.startswith("RESULT ")][0]
+    result = json.loads(line[len("RESULT "):])
+    assert "error" not in result, result.get("error")
+    assert result["timing"]["rate_median"] > 0
