@@ -11,4 +11,8 @@ and its CPU implementation. Their GPU implementations live in
     decoders/ (image, image_crop, image_random_crop, image_slice)
     readers/  (file, numpy, and list_source: what both share)
     resize_crop_mirror_normalize.py: the fused pair the planner makes
+    boxes.py (box layouts, IoU: shared)  bb_flip.py  bbox_paste.py  bbox_rotate.py  box_encoder.py
+    random_bbox_crop.py  coord_flip.py  coord_transform.py  transforms.py (fn.transforms.*)
+    one_hot.py  lookup_table.py  segmentation/ (select_masks, random_object_bbox, random_mask_pixel)
+    readers/coco.py (coco_annotations.py, coco_masks.py)
 """
