@@ -193,6 +193,8 @@ def coco(
     if file_root is None:
         raise PipelineDefinitionError("readers.coco: file_root (the folder of the images) is required")
     root = os.fsdecode(file_root)
+    if not os.path.isdir(root):
+        raise PipelineDefinitionError(f"readers.coco: file_root {root!r} is not a directory")
     if isinstance(images, str):
         images = [images]
     if preprocessed:

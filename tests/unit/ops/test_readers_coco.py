@@ -203,5 +203,7 @@ def test_bad_annotations(tmp_path: Path) -> None:
         reader(annotations_file=str(COCO_ANNOTATIONS), polygon_masks=True, pixelwise_masks=True)
     with pytest.raises(PipelineDefinitionError, match="no images to read"):
         reader(annotations_file=str(COCO_ANNOTATIONS), images=["nothing.jpg"])
+    with pytest.raises(PipelineDefinitionError, match="file_root .*missing.* is not a directory"):
+        reader(file_root=str(tmp_path / "missing"), annotations_file=str(COCO_ANNOTATIONS))
     with pytest.raises(PipelineDefinitionError, match="not a preprocessed annotations folder"):
         reader(preprocessed_annotations=str(tmp_path))
