@@ -198,3 +198,19 @@ def test_errors() -> None:
         _crop([np.array([[0.5, 0.5, 1.5, 0.7]], np.float32)])
     with pytest.raises(PipelineError, match="one per box"):
         _crop([np.zeros((2, 4), np.float32) + 0.1], [np.zeros(3, np.int32)])
+
+
+def test_3d_boxes() -> None:
+    rng = np.random.default_rng(9)
+    boxes = []
+    for _ in range(16):
+        lo = rng.random((3, 3)) * 0.6
+        boxes.append(np.concatenate([lo, lo + 0.3], 1).astype(np.float32))
+    anchor, shape, out, idx = _crop(boxes, thresholds=[0.0], scaling=[0.4, 0.9], allow_no_crop=False,
+                                    aspect_ratio=[0.5, 2.0, 0.5, 2.0, 0.5, 2.0])
+    for b, a, s, o, i in zip(boxes, anchor, shape, out, idx):
+        assert a.shape == s.shape == (3,) and o.shape[1] == 6 and np.all(a + s <= 1 + 1e-6)
+        for p, q in ((0, 1), (0, 2), (1, 2)):
+            assert 0.5 - 1e-6 <= s[p] / s[q] <= 2.0 + 1e-6
+        centre = (b[:, :3] + b[:, 3:]) / 2
+        np.testing.assert_array_equal(i, np.nonzero(np.all((centre >= a) & (centre < a + s), 1))[0])
