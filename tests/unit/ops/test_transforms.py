@@ -76,3 +76,14 @@ def test_errors() -> None:
         _matrix(lambda: fn.transforms.translation(fn.transforms.rotation(angle=1.0), offset=[1.0, 2.0, 3.0]))
     with pytest.raises(PipelineError, match="center has 3 values but the transform is 2D"):
         _matrix(lambda: fn.transforms.rotation(angle=1.0, center=[1.0, 2.0, 3.0]))
+
+
+def test_warp_affine_takes_a_transform_as_its_second_input() -> None:
+    img = (np.arange(20 * 30 * 3) % 251).astype(np.uint8).reshape(20, 30, 3)
+    by_kw, by_input = run_arrays([img], lambda x: (
+        fn.warp_affine(x, matrix=fn.transforms.rotation(angle=15.0, center=[15.0, 10.0]), fill_value=0),
+        fn.warp_affine(x, fn.transforms.rotation(angle=15.0, center=[15.0, 10.0]), fill_value=0)))
+    np.testing.assert_array_equal(by_kw[0], by_input[0])
+    with pytest.raises(PipelineDefinitionError, match="give the matrix once"):
+        node = fn.external_source([[img]])
+        fn.warp_affine(node, fn.transforms.rotation(angle=1.0), matrix=[1.0, 0.0, 0.0, 0.0, 1.0, 0.0])
