@@ -194,7 +194,10 @@ def parse_coco_json(path: str, options: CocoOptions) -> CocoIndex:
     for n, category in enumerate(c for c in doc.get("categories", []) or [] if isinstance(c, dict)):
         if "id" not in category:
             raise _fail(path, "missing category id in 'categories'")
-        category_ids.setdefault(int(category["id"]), n + 1)
+        try:
+            category_ids.setdefault(int(category["id"]), n + 1)
+        except (TypeError, ValueError):
+            raise _fail(path, f"category ids must be integers, got {category['id']!r}") from None
 
     per_image: dict[int, list[dict[str, Any]]] = {}
     for ann in doc.get("annotations", []) or []:
@@ -211,7 +214,10 @@ def parse_coco_json(path: str, options: CocoOptions) -> CocoIndex:
             continue
         if "image_id" not in ann or "category_id" not in ann:
             raise _fail(path, f"annotation {ann_id}: needs image_id and category_id")
-        cat = int(ann["category_id"])
+        try:
+            cat, image_id = int(ann["category_id"]), int(ann["image_id"])
+        except (TypeError, ValueError):
+            raise _fail(path, f"annotation {ann_id}: image_id and category_id must be integers") from None
         if not options.avoid_class_remapping and cat not in category_ids:
             raise _fail(path, f"annotation {ann_id}: category_id {cat} is not in 'categories'")
         kept = {"label": cat if options.avoid_class_remapping else category_ids[cat], "box": box_f,
@@ -225,7 +231,7 @@ def parse_coco_json(path: str, options: CocoOptions) -> CocoIndex:
                     raise _fail(path, f"annotation {ann_id}: a polygon must be a flat list of x, y pairs")
                 kept["polygons"].append(
                     np.array([_number(v, path, f"annotation {ann_id} segmentation") for v in poly], F32).reshape(-1, 2))
-        per_image.setdefault(int(ann["image_id"]), []).append(kept)
+        per_image.setdefault(image_id, []).append(kept)
 
     if options.images is None:
         names = [name for _, name in sorted(ordered, key=lambda t: t[0])]
