@@ -12,25 +12,34 @@ This package only re-exports: each function lives with its operator in
 """
 
 from ..ops.audio_resample import audio_resample
+from ..ops.bb_flip import bb_flip
+from ..ops.bbox_paste import bbox_paste
+from ..ops.bbox_rotate import bbox_rotate
+from ..ops.box_encoder import box_encoder
 from ..ops.cast import cast
 from ..ops.cat import cat, stack
 from ..ops.color import brightness_contrast, color_twist, hsv, hue, saturation
 from ..ops.color_space_conversion import color_space_conversion
+from ..ops.coord_flip import coord_flip
+from ..ops.coord_transform import coord_transform
 from ..ops.crop import crop
 from ..ops.crop_mirror_normalize import crop_mirror_normalize
 from ..ops.erase import erase
 from ..ops.external_source import external_source
 from ..ops.flip import flip
+from ..ops.lookup_table import lookup_table
 from ..ops.mel_filter_bank import mel_filter_bank
 from ..ops.mfcc import mfcc
 from ..ops.nonsilent_region import nonsilent_region
 from ..ops.normalize import normalize
+from ..ops.one_hot import one_hot
 from ..ops.pad import pad
 from ..ops.paste import multi_paste, paste
 from ..ops.peek_image_shape import peek_image_shape
 from ..ops.permute_batch import permute_batch
 from ..ops.preemphasis_filter import preemphasis_filter
 from ..ops.python_function import dl_tensor_python_function, python_function, torch_python_function
+from ..ops.random_bbox_crop import random_bbox_crop
 from ..ops.random_resized_crop import random_resized_crop
 from ..ops.reshape import expand_dims, reshape, squeeze
 from ..ops.resize import resize
@@ -44,7 +53,7 @@ from ..ops.spectrogram import spectrogram
 from ..ops.to_decibels import to_decibels
 from ..ops.transpose import transpose
 from ..ops.warp_affine import warp_affine
-from . import decoders, experimental, io, random, readers
+from . import decoders, experimental, io, random, readers, segmentation, transforms
 
 # DALI's deprecated names, still used by many pipelines.
 image_decoder = decoders.image
@@ -54,6 +63,8 @@ image_decoder_slice = decoders.image_slice
 file_reader = readers.file
 numpy_reader = readers.numpy
 normal_distribution = random.normal
+coco_reader = readers.coco
+transform_translation = transforms.translation
 
 __all__ = [
     "audio_resample",
@@ -114,4 +125,17 @@ __all__ = [
     "pad",
     "normal_distribution",
     "resize_crop_mirror",
+    "bb_flip",
+    "bbox_paste",
+    "box_encoder",
+    "coord_flip",
+    "coord_transform",
+    "transforms",
+    "random_bbox_crop",
+    "segmentation",
+    "lookup_table",
+    "one_hot",
+    "bbox_rotate",
+    "coco_reader",
+    "transform_translation",
 ]

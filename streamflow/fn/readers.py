@@ -1,6 +1,7 @@
 """``fn.readers``: operators that read data sets from storage (``streamflow/ops/readers/``)."""
 
 from ..ops.readers.caffe import caffe, caffe2
+from ..ops.readers.coco import coco
 from ..ops.readers.file import file
 from ..ops.readers.mxnet import mxnet
 from ..ops.readers.nemo_asr import nemo_asr
@@ -9,4 +10,4 @@ from ..ops.readers.tfrecord import tfrecord
 from ..ops.readers.video import video
 from ..ops.readers.webdataset import webdataset
 
-__all__ = ["caffe", "caffe2", "file", "mxnet", "nemo_asr", "numpy", "tfrecord", "video", "webdataset"]
+__all__ = ["caffe", "caffe2", "coco", "file", "mxnet", "nemo_asr", "numpy", "tfrecord", "video", "webdataset"]
