@@ -15,13 +15,17 @@ pointer, then per input its pointer and its stride (1: one value per element,
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+import os
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
+from ._native.host_build import HostBuildError, HostModule
 from .expressions import BINARY, Const, Expr, Input, promote, result_type
 
-__all__ = ["C_TYPES", "PRELUDE", "kernel_source", "slots"]
+__all__ = ["C_TYPES", "PRELUDE", "CompiledExpression", "kernel_source", "slots"]
 
 #: numpy dtype -> C type of the kernels.
 C_TYPES = {
@@ -183,3 +187,101 @@ extern "C" __global__ void {name}(const i64* params) {{
 }}
 """
     return name, source
+
+
+#: Operations whose C library result may differ from numpy's in the last bit (both are within an
+#: ulp or two): expressions using them are evaluated with numpy on the CPU, so CPU results stay
+#: numpy's exactly. Everything else (arithmetic, comparisons, sqrt, floor, fmod...) is exact in both.
+_INEXACT = frozenset({"exp", "log", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan", "atan2",
+                      "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "cbrt", "pow", "fpow"})
+
+
+def _exact_in_c(expr: Expr, dtypes: Sequence[np.dtype]) -> bool:
+    if isinstance(expr, (Input, Const)):
+        return True
+    if expr.op in _INEXACT:  # integer pow is exact (sf_ipow), the float one is libm's
+        if expr.op != "pow" or result_type(expr, dtypes).kind not in "iub":
+            return False
+    return all(_exact_in_c(a, dtypes) for a in expr.args)
+
+
+class CompiledExpression:
+    """The CPU path of an expression: its generated kernel built as host C++, one pass per sample.
+
+    The same source as the GPU kernel, compiled once per input types with the
+    host build (``_native/host_build.py``, cached on disk) and called through
+    ctypes, which releases the GIL: the whole chain of operations runs in one
+    loop over the elements, with no temporaries. It gives exactly what the
+    numpy evaluation gives (a test holds the two together). ``evaluate``
+    returns ``None`` where numpy is used instead: samples under
+    ``MIN_ELEMENTS`` (compiling would cost more than it saves), operands that
+    broadcast other than as scalars, types the generator does not handle,
+    transcendental functions (libm and numpy may differ in the last bit), no
+    C++ compiler on the machine, or ``STREAMFLOW_COMPILED_EXPRESSIONS=0``.
+    """
+
+    MIN_ELEMENTS = 4096
+    _unavailable: str | None = None  # why the host build cannot be used here (process-wide)
+    _modules: dict[str, Any] = {}  # source -> HostModule, shared by every expression
+    _lock = threading.Lock()
+
+    def __init__(self, expr: Expr) -> None:
+        self.expr = expr
+        self._kernels: dict[tuple[np.dtype, ...], tuple[str, Any] | None] = {}
+
+    @classmethod
+    def enabled(cls) -> bool:
+        return cls._unavailable is None and os.environ.get("STREAMFLOW_COMPILED_EXPRESSIONS", "1") != "0"
+
+    def evaluate(self, operands: Sequence[np.ndarray],
+                 buffer: Callable[[tuple[int, ...], np.dtype], np.ndarray | None] | None = None) -> np.ndarray | None:
+        """The expression on one sample's operands, or None: use numpy.
+
+        ``buffer(shape, dtype)`` may give the array to write into (a row of the batch array).
+        """
+        if not self.enabled():
+            return None
+        try:
+            shape = np.broadcast_shapes(*(o.shape for o in operands))
+        except ValueError:
+            return None
+        size = int(np.prod(shape, dtype=np.int64))
+        if size < self.MIN_ELEMENTS or any(o.size not in (1, size) for o in operands):
+            return None
+        dtypes = tuple(np.dtype(o.dtype) for o in operands)
+        kernel = self._kernel(dtypes)
+        if kernel is None:
+            return None
+        name, module = kernel
+        result_dtype = result_type(self.expr, dtypes)
+        out = buffer(tuple(shape), result_dtype) if buffer is not None else None
+        if out is None or out.shape != shape or out.dtype != result_dtype or not out.flags.c_contiguous:
+            out = np.empty(shape, dtype=result_dtype)
+        flat = [np.ascontiguousarray(o) for o in operands]
+        params = np.zeros(slots(len(flat)), dtype=np.int64)
+        params[0], params[1] = size, out.ctypes.data
+        for k, o in enumerate(flat):
+            params[2 + 2 * k], params[3 + 2 * k] = o.ctypes.data, int(o.size != 1)
+        module.launch(name, (1, 1, 1), (1, 1, 1), params.ctypes.data)  # one thread: a plain loop
+        return out
+
+    def _kernel(self, dtypes: tuple[np.dtype, ...]) -> tuple[str, Any] | None:
+        if dtypes in self._kernels:
+            return self._kernels[dtypes]
+        kernel: tuple[str, Any] | None = None
+        try:
+            if not _exact_in_c(self.expr, dtypes):
+                raise NotImplementedError("libm's transcendentals: numpy's results are kept")
+            name, source = kernel_source(self.expr, dtypes)
+            with self._lock:
+                module = self._modules.get(source)
+                if module is None:
+                    module = self._modules[source] = HostModule(source, [name])
+            kernel = (name, module)
+        except NotImplementedError:
+            kernel = None
+        except HostBuildError as err:  # no compiler here: numpy for every expression from now on
+            type(self)._unavailable = str(err)
+            kernel = None
+        self._kernels[dtypes] = kernel
+        return kernel

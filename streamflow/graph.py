@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import PipelineDefinitionError
+from .expression_kernels import CompiledExpression
 from .expressions import ArithmeticOp, Expr, Input, Node, constant
 from .operator import CopyToGpu, Operator, Source
 from .subscript import ShapesOp, SubscriptOp, parse_key
@@ -405,7 +406,8 @@ def expression(op: str, *operands: Any) -> DataNode:
     if not inputs:
         raise PipelineDefinitionError(f"arithmetic {op}: at least one operand must be pipeline data (a DataNode)")
     layout = inputs[0].producer.op.layout(inputs[0].index)
-    return add_node(ArithmeticOp(tree, len(inputs), layout=layout), inputs)[0]
+    arithmetic = ArithmeticOp(tree, len(inputs), layout=layout, compiled=CompiledExpression(tree))
+    return add_node(arithmetic, inputs)[0]
 
 
 def _remap(expr: Expr, mapping: Sequence[int]) -> Expr:

@@ -37,6 +37,10 @@ class EpochInfo:
     stick_to_shard: bool
 
 
+#: The default seed of ``shuffle_after_epoch`` (fixed, as DALI's, so every rank agrees).
+_SHUFFLE_AFTER_EPOCH_SEED = 0x5AFE
+
+
 def shard_range(n: int, shard_id: int, num_shards: int) -> tuple[int, int]:
     """The half-open range of items that shard ``shard_id`` of ``num_shards`` covers."""
     return (shard_id * n) // num_shards, ((shard_id + 1) * n) // num_shards
@@ -52,6 +56,10 @@ class ShardSpec:
     pad_last_batch: bool = False
     random_shuffle: bool = False
     initial_fill: int = 1024
+    #: DALI's ``shuffle_after_epoch``: the whole data set permuted every epoch
+    #: (the same permutation on every rank) before sharding.
+    shuffle_after_epoch: bool = False
+    shuffle_after_epoch_seed: int | None = None
 
     @classmethod
     def for_reader(cls, shard_id: int | None, num_shards: int | None, **kw: object) -> ShardSpec:
@@ -68,6 +76,10 @@ class ShardSpec:
             )
         if self.initial_fill < 1:
             raise PipelineDefinitionError(f"initial_fill must be >= 1, got {self.initial_fill}")
+        if self.shuffle_after_epoch and (self.random_shuffle or self.stick_to_shard):
+            raise PipelineDefinitionError(
+                "shuffle_after_epoch cannot be combined with random_shuffle or stick_to_shard"
+            )
 
 
 def _buffer_shuffle(items: np.ndarray, fill: int, rng: np.random.Generator) -> np.ndarray:
@@ -137,6 +149,11 @@ class EpochOrder:
         shard = self.shard_of_epoch(epoch)
         begin, end = shard_range(self.n, shard, self.spec.num_shards)
         items = np.arange(begin, end, dtype=np.int64)
+        if self.spec.shuffle_after_epoch:
+            # One permutation of the whole set per epoch, from a seed every rank shares.
+            whole_seed = self.spec.shuffle_after_epoch_seed
+            rng = permutation_generator(_SHUFFLE_AFTER_EPOCH_SEED if whole_seed is None else whole_seed, epoch)
+            items = rng.permutation(self.n).astype(np.int64)[begin:end]
         if self.spec.random_shuffle:
             rng = permutation_generator(self.seed, epoch, salt=shard)
             items = _buffer_shuffle(items, self.spec.initial_fill, rng)

@@ -13,6 +13,10 @@ This package only re-exports: each function lives with its operator in
 
 from ..ops.audio_resample import audio_resample
 from ..ops.batch_permutation import batch_permutation
+from ..ops.bb_flip import bb_flip
+from ..ops.bbox_paste import bbox_paste
+from ..ops.bbox_rotate import bbox_rotate
+from ..ops.box_encoder import box_encoder
 from ..ops.cast import cast
 from ..ops.cast_like import cast_like
 from ..ops.cat import cat, stack
@@ -20,6 +24,8 @@ from ..ops.clahe import clahe
 from ..ops.color import brightness_contrast, color_twist, hsv, hue, saturation
 from ..ops.color_space_conversion import color_space_conversion
 from ..ops.constant import constant, full, full_like, ones, ones_like, zeros, zeros_like
+from ..ops.coord_flip import coord_flip
+from ..ops.coord_transform import coord_transform
 from ..ops.copy import copy
 from ..ops.crop import crop
 from ..ops.crop_mirror_normalize import crop_mirror_normalize
@@ -30,10 +36,12 @@ from ..ops.erase import erase
 from ..ops.external_source import external_source
 from ..ops.flip import flip
 from ..ops.get_property import get_property
+from ..ops.lookup_table import lookup_table
 from ..ops.mel_filter_bank import mel_filter_bank
 from ..ops.mfcc import mfcc
 from ..ops.nonsilent_region import nonsilent_region
 from ..ops.normalize import normalize
+from ..ops.one_hot import one_hot
 from ..ops.pad import pad
 from ..ops.paste import multi_paste, paste
 from ..ops.peek_image_shape import peek_image_shape
@@ -41,6 +49,7 @@ from ..ops.permute_batch import permute_batch
 from ..ops.power_spectrum import power_spectrum
 from ..ops.preemphasis_filter import preemphasis_filter
 from ..ops.python_function import dl_tensor_python_function, python_function, torch_python_function
+from ..ops.random_bbox_crop import random_bbox_crop
 from ..ops.random_crop_generator import random_crop_generator
 from ..ops.random_resized_crop import random_resized_crop
 from ..ops.reinterpret import reinterpret
@@ -57,7 +66,7 @@ from ..ops.tensor_resize import tensor_resize
 from ..ops.to_decibels import to_decibels
 from ..ops.transpose import transpose
 from ..ops.warp_affine import warp_affine
-from . import decoders, experimental, random, readers
+from . import decoders, experimental, io, random, readers, segmentation, transforms
 
 # DALI's deprecated names, still used by many pipelines.
 image_decoder = decoders.image
@@ -75,6 +84,13 @@ nemo_asr_reader = readers.nemo_asr
 video_reader = readers.video
 fast_resize_crop_mirror = resize_crop_mirror
 sequence_reader = readers.sequence
+coco_reader = readers.coco
+transform_translation = transforms.translation
+caffe_reader = readers.caffe
+caffe2_reader = readers.caffe2
+mxnet_reader = readers.mxnet
+tfrecord_reader = readers.tfrecord
+ssd_random_crop = random_bbox_crop
 
 __all__ = [
     "audio_resample",
@@ -99,6 +115,7 @@ __all__ = [
     "image_decoder_crop",
     "image_decoder_random_crop",
     "image_decoder_slice",
+    "io",
     "normalize",
     "numpy_reader",
     "per_frame",
@@ -162,4 +179,22 @@ __all__ = [
     "clahe",
     "sequence_reader",
     "tensor_resize",
+    "bb_flip",
+    "bbox_paste",
+    "box_encoder",
+    "coord_flip",
+    "coord_transform",
+    "transforms",
+    "random_bbox_crop",
+    "segmentation",
+    "lookup_table",
+    "one_hot",
+    "bbox_rotate",
+    "coco_reader",
+    "transform_translation",
+    "caffe_reader",
+    "caffe2_reader",
+    "mxnet_reader",
+    "tfrecord_reader",
+    "ssd_random_crop",
 ]

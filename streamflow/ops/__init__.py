@@ -14,4 +14,8 @@ and its CPU implementation. Their GPU implementations live in
     slice.py  paste.py (paste, multi_paste)  resize_crop_mirror.py  roi_random_crop.py
     peek_image_shape.py  warp_perspective.py (experimental warp_perspective, remap)
     volume.py: the DHWC parts of resize, crop, rotate and warp_affine
+    boxes.py (box layouts, IoU: shared)  bb_flip.py  bbox_paste.py  bbox_rotate.py  box_encoder.py
+    random_bbox_crop.py  coord_flip.py  coord_transform.py  transforms.py (fn.transforms.*)
+    one_hot.py  lookup_table.py  segmentation/ (select_masks, random_object_bbox, random_mask_pixel)
+    readers/coco.py (coco_annotations.py, coco_masks.py)
 """

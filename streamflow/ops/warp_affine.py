@@ -331,8 +331,10 @@ class WarpAffine(AffineWarp):
 @fn_function()
 def warp_affine(
     data: DataNode,
+    mtx: DataNode | None = None,
+    /,
     *,
-    matrix: Sequence[Number] | DataNode,
+    matrix: Sequence[Number] | DataNode | None = None,
     inverse_map: bool = True,
     size: Sequence[Number] | DataNode | None = None,
     fill_value: Number | Sequence[Number] | None = None,
@@ -355,7 +357,12 @@ def warp_affine(
         interp_type: ``INTERP_LINEAR`` (default) or ``INTERP_NN``.
         dtype: output type (default: the input's).
         device: ``"cpu"`` (``"gpu"``: not yet).
+        mtx: DALI's positional matrix input (e.g. ``fn.transforms.rotation(...)``); exclusive with ``matrix``.
     """
+    if mtx is not None:
+        if matrix is not None:
+            raise PipelineDefinitionError("warp_affine: give the matrix once: as the second input or as matrix=")
+        matrix = mtx
     constants, per_sample = split_arguments(dict(matrix=matrix, size=size))
     op = WarpAffine(
         constants.get("matrix"), inverse_map=inverse_map, size=constants.get("size"), fill_value=fill_value,

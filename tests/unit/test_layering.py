@@ -27,6 +27,7 @@ LAYERS: dict[str, int] = {
     "streamflow.tensor": 0,
     "streamflow.stats": 0,
     "streamflow._native": 0,
+    "streamflow.tfrecord": 0,
     # the operator contract and the traced graph; storage and codecs
     "streamflow.operator": 1,
     "streamflow.expressions": 1,
@@ -52,6 +53,7 @@ LAYERS: dict[str, int] = {
     "streamflow.info": 7,
     "streamflow.cli": 8,
     "streamflow.demo": 8,
+    "streamflow.tools": 8,
     "streamflow": 9,  # the package's own __init__ re-exports the public API
 }
 

@@ -7,6 +7,9 @@ Three ways to name the files (exactly one must be used):
 * ``file_list``: a text file of ``path label`` lines; paths are relative to
   ``file_root`` if given, else to the list's own folder.
 * ``files`` (+ ``labels``, default 0, 1, 2, ...).
+
+Every path may also be a URL (``s3://``, ``gs://``, ``http(s)://``): files are
+then read through ``io.remote`` (``file_root`` needs a listable store: S3, GCS).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import numpy as np
 
 from ...errors import PipelineDefinitionError, ReadError, SampleError
 from ...graph import DataNode, add_node
+from ...io import remote, storage
 from ...operator import SourceBatch
 from ...sharding import ShardSpec
 from ..arguments import READER, fn_function
@@ -57,11 +61,16 @@ def walk_files(folder: str, filters: Sequence[str], case_sensitive: bool) -> lis
     return sorted(found)
 
 
-def list_file_root(file_root: str, filters: Sequence[str], case_sensitive: bool = False) -> list[tuple[str, int]]:
-    """(path, label) pairs: one label per sorted sub-folder of ``file_root``."""
+def list_file_root(file_root: str, filters: Sequence[str], case_sensitive: bool = False,
+                   dir_filters: Sequence[str] | None = None) -> list[tuple[str, int]]:
+    """(path, label) pairs: one label per sorted sub-folder of ``file_root`` (matching ``dir_filters``)."""
+    if storage.is_url(file_root):
+        return _list_url_root(file_root, filters, case_sensitive, dir_filters)
     if not os.path.isdir(file_root):
         raise PipelineDefinitionError(f"readers.file: file_root {file_root!r} is not a directory")
     classes = sorted(e.name for e in os.scandir(file_root) if e.is_dir())
+    if dir_filters is not None:
+        classes = [c for c in classes if _matches(c, dir_filters, case_sensitive)]
     entries = [
         (path, label)
         for label, cls in enumerate(classes)
@@ -71,6 +80,28 @@ def list_file_root(file_root: str, filters: Sequence[str], case_sensitive: bool 
         where = f"{len(classes)} class folders" if classes else "no class sub-folders"
         raise PipelineDefinitionError(
             f"readers.file: no files matching {list(filters)} under {file_root!r} ({where}); "
+            "file_root expects one sub-folder per class, e.g. root/cat/1.jpg"
+        )
+    return entries
+
+
+def _list_url_root(file_root: str, filters: Sequence[str], case_sensitive: bool,
+                   dir_filters: Sequence[str] | None) -> list[tuple[str, int]]:
+    try:
+        classes = remote.list_dirs_sync(file_root)
+        if dir_filters is not None:
+            classes = [c for c in classes if _matches(c, dir_filters, case_sensitive)]
+        entries = [
+            (url, label)
+            for label, cls in enumerate(classes)
+            for url in remote.list_files_sync(remote.join_url(file_root, cls))
+            if _matches(url.rsplit("/", 1)[-1], filters, case_sensitive)
+        ]
+    except ReadError as e:
+        raise PipelineDefinitionError(f"readers.file: cannot list file_root {file_root!r}: {e.reason}") from None
+    if not entries:
+        raise PipelineDefinitionError(
+            f"readers.file: no files matching {list(filters)} under {file_root!r} ({len(classes)} class folders); "
             "file_root expects one sub-folder per class, e.g. root/cat/1.jpg"
         )
     return entries
@@ -86,12 +117,16 @@ def parse_file_list(file_list: str, file_root: str | None) -> list[tuple[str, in
     system keeps them (``surrogateescape``), so a list naming non-UTF-8 files
     still reaches those files. Labels must fit in int32.
     """
-    try:
-        with open(file_list, encoding="utf-8", errors="surrogateescape") as f:
-            lines = f.read().splitlines()
-    except OSError as e:
-        raise PipelineDefinitionError(f"readers.file: cannot read file_list {file_list!r}: {e.strerror or e}") from None
-    base = file_root if file_root is not None else os.path.dirname(os.path.abspath(file_list))
+    if storage.is_url(file_list):
+        lines = storage.read_text(file_list, "readers.file: cannot read file_list").splitlines()
+        base = file_root if file_root is not None else remote.url_dirname(file_list)
+    else:
+        try:
+            with open(file_list, encoding="utf-8", errors="surrogateescape") as f:
+                lines = f.read().splitlines()
+        except OSError as e:
+            raise PipelineDefinitionError(f"readers.file: cannot read file_list {file_list!r}: {e.strerror or e}") from None
+        base = file_root if file_root is not None else os.path.dirname(os.path.abspath(file_list))
     entries = []
     for number, line in enumerate(lines, start=1):
         text = line.strip()
@@ -108,7 +143,7 @@ def parse_file_list(file_list: str, file_root: str | None) -> list[tuple[str, in
                 f"readers.file: {file_list}:{number}: expected 'path label' with a non-negative "
                 f"int32 integer label and no NUL in the path, got {line!r}"
             )
-        entries.append((os.path.join(base, path), label))
+        entries.append((remote.join_url(base, path), label))
     if not entries:
         raise PipelineDefinitionError(f"readers.file: file_list {file_list!r} lists no files")
     return entries
@@ -129,6 +164,7 @@ class FileReader(ListSource):
         labels: Sequence[int] | None = None,
         file_filters: Sequence[str] = DEFAULT_FILE_FILTERS,
         case_sensitive_filter: bool = False,
+        dir_filters: Sequence[str] | None = None,
         shard: ShardSpec = ShardSpec(),
         seed: int | None = None,
         name: str | None = None,
@@ -144,7 +180,7 @@ class FileReader(ListSource):
         if files is not None:
             if file_list is not None:
                 raise PipelineDefinitionError("readers.file: give either files or file_list, not both")
-            paths = [os.path.join(root, os.fsdecode(p)) if root else os.fsdecode(p) for p in files]
+            paths = [remote.join_url(root, os.fsdecode(p)) if root else os.fsdecode(p) for p in files]
             if labels is None:
                 labels = list(range(len(paths)))
             if len(labels) != len(paths):
@@ -160,16 +196,19 @@ class FileReader(ListSource):
         elif file_list is not None:
             self.entries = parse_file_list(os.fsdecode(file_list), root)
         elif root is not None:
-            self.entries = list_file_root(root, list(file_filters), case_sensitive_filter)
+            if isinstance(dir_filters, str):
+                dir_filters = [dir_filters]
+            self.entries = list_file_root(root, list(file_filters), case_sensitive_filter, dir_filters)
         else:
             raise PipelineDefinitionError("readers.file needs file_root, file_list or files")
         self.paths = [p for p, _ in self.entries]
         self.labels = np.array([label for _, label in self.entries], dtype=np.int32)
+        self.storage = storage.Storage()
 
     async def _read(self, items: np.ndarray, ids: np.ndarray) -> SourceBatch:
         assert self._io is not None
         paths = [self.paths[i] for i in items]
-        contents = await self._io.read_files(paths)
+        contents = await self.storage.read_files(self._io, paths)
         data: list[Any] = []
         failures: dict[int, SampleError] = {}
         for row, content in enumerate(contents):
@@ -185,6 +224,9 @@ class FileReader(ListSource):
     def num_items(self) -> int:
         return len(self.entries)
 
+    def close(self) -> None:
+        self.storage.close()
+
 
 @fn_function(READER)
 def file(
@@ -195,6 +237,7 @@ def file(
     labels: Sequence[int] | None = None,
     file_filters: Sequence[str] | str = DEFAULT_FILE_FILTERS,
     case_sensitive_filter: bool = False,
+    dir_filters: Sequence[str] | str | None = None,
     random_shuffle: bool = False,
     initial_fill: int = 1024,
     shard_id: int | None = None,
@@ -208,12 +251,15 @@ def file(
 
     Args:
         file_root: folder with one sub-folder per class (label = sorted index).
+            Paths here and below may be URLs (``s3://``, ``gs://``, ``http(s)://``).
         file_list: text file of ``path label`` lines (paths relative to
             ``file_root`` if given, else to the list's folder).
         files: explicit paths; ``labels`` default to 0, 1, 2, ...
         labels: one integer label per entry of ``files``.
         file_filters: glob patterns of the files to take under ``file_root``
             (case-insensitive unless ``case_sensitive_filter``).
+        dir_filters: glob patterns of the class sub-folders of ``file_root``
+            to take (labels count the kept folders only).
         random_shuffle: shuffle every epoch (through a buffer of ``initial_fill``).
         initial_fill: size of the shuffle buffer.
         shard_id: this reader's shard, in ``[0, num_shards)`` (default: the
@@ -240,6 +286,7 @@ def file(
         labels=labels,
         file_filters=file_filters,
         case_sensitive_filter=case_sensitive_filter,
+        dir_filters=dir_filters,
         shard=spec,
         seed=seed,
         name=name,

@@ -40,6 +40,8 @@ import numpy as np
 from ...errors import PipelineDefinitionError, ReadError, SampleError
 from ...graph import DataNode, add_node, split_arguments
 from ...io import npy as npy_io
+from ...io import remote, storage
+from ...io.npy_bytes import array_from_npy_bytes
 from ...io.pools import IOPool
 from ...io.roi import (
     DEFAULT_MAX_GAP,
@@ -77,12 +79,14 @@ def list_npy_files(
     if files is not None:
         if isinstance(files, (str, os.PathLike)):
             files = [files]
-        paths = [os.path.join(root, os.fspath(p)) if root else os.fspath(p) for p in files]
+        paths = [remote.join_url(root, os.fspath(p)) if root else os.fspath(p) for p in files]
         if not paths:
             raise PipelineDefinitionError("readers.numpy: files is empty")
         return paths
     if root is None:
         raise PipelineDefinitionError("readers.numpy needs file_root or files")
+    if storage.is_url(root):
+        return _list_url_files(root, file_filter)
     if not os.path.isdir(root):
         raise PipelineDefinitionError(f"readers.numpy: file_root {root!r} is not a directory")
     if not isinstance(file_filter, str) or not file_filter:
@@ -95,6 +99,23 @@ def list_npy_files(
             f"readers.numpy: no files matching {file_filter!r} under {root!r} (searched recursively)"
         )
     return paths
+
+
+def _list_url_files(root: str, file_filter: str) -> list[str]:
+    import fnmatch
+
+    try:
+        paths = [u for u in remote.list_files_sync(root) if fnmatch.fnmatchcase(u.rsplit("/", 1)[-1], file_filter)]
+    except ReadError as e:
+        raise PipelineDefinitionError(f"readers.numpy: cannot list file_root {root!r}: {e.reason}") from None
+    if not paths:
+        raise PipelineDefinitionError(f"readers.numpy: no files matching {file_filter!r} under {root!r}")
+    return paths
+
+
+def read_url_npy(path: str, roi: Mapping[str, Any] | None, policy: OutOfBoundsPolicy, fill_value: Any) -> Any:
+    """A remote ``.npy`` file read whole (object stores have no cheap small reads), then its region."""
+    return array_from_npy_bytes(storage.read_whole(path), path, roi, policy, fill_value)
 
 
 def as_read_error(error: BaseException, path: str) -> ReadError:
@@ -159,6 +180,12 @@ class NumpyReader(ListSource):
 
     # --- reading ----------------------------------------------------------
     async def _read_one(self, path: str) -> Any:
+        if storage.is_url(path):
+            assert self._io is not None
+            try:
+                return await self._io.call(read_url_npy, path, self.roi, self.policy, self.fill_value)
+            except SampleError as e:
+                return as_read_error(e, path)
         try:
             return await npy_io.read_npy(
                 path,
@@ -248,6 +275,8 @@ class NumpyRegionRead(Operator):
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
         def read(path: str, roi: dict[str, Any]) -> Any:
+            if storage.is_url(path):
+                return read_url_npy(path, roi, self.policy, self.fill_value)
             return npy_io.read_npy_sync(
                 path, roi=roi, fill_value=self.fill_value, out_of_bounds_policy=self.policy, stats=self.stats,
             )
@@ -390,6 +419,11 @@ def numpy(
     spec = ShardSpec.for_reader(shard_id, num_shards, stick_to_shard=stick_to_shard, pad_last_batch=pad_last_batch,
                                 random_shuffle=random_shuffle, initial_fill=initial_fill)
     paths = list_npy_files(file_root, files, file_filter)
+    if dev is Device.GPU and any(storage.is_url(p) for p in paths):
+        raise PipelineDefinitionError(
+            "readers.numpy: device='gpu' reads local files with kvikio; remote files (URLs) are read on the CPU: "
+            "use device='cpu' and .gpu()"
+        )
     if not per_sample and dev is Device.CPU:
         reader = NumpyReader(
             paths,

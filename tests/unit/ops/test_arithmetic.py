@@ -205,3 +205,29 @@ def test_input_sets_apply_the_operator_to_each_input() -> None:
     assert [o[0].tolist() for o in out] == [[1.0, 2.0], [5.0]] and out[0][0].dtype == np.float32
     with pytest.raises(sf.errors.PipelineDefinitionError, match="equally long"):
         run_arrays(a, lambda x, y: fn.cat([x, y], [x]), y=b)
+
+
+@pytest.mark.parametrize("name, tree, operands", EXACT, ids=[c[0] for c in EXACT])
+def test_cpu_compiled_kernel_equals_numpy(name, tree, operands) -> None:  # type: ignore[no-untyped-def]
+    """The CPU path runs the generated kernel (host C++) on samples of >= MIN_ELEMENTS: numpy's bits."""
+    from streamflow.expression_kernels import CompiledExpression
+
+    op = _op(tree, len(operands))
+    n = CompiledExpression.MIN_ELEMENTS + 7
+    big = [np.resize(o, (n,)).astype(o.dtype) for o in operands]
+    got = CompiledExpression(tree).evaluate(big)
+    assert got is not None, "the compiled path was not taken"
+    assert_same_outputs([got], [op.evaluate(big)], name)
+
+
+def test_cpu_compiled_kernel_writes_into_the_batch_array_and_skips_what_it_cannot_do() -> None:
+    from streamflow.expression_kernels import CompiledExpression
+
+    tree = Node("mul", (Input(0), constant(2.0)))
+    x = np.arange(5000, dtype=np.uint8).reshape(50, 100)
+    slot = np.empty((50, 100), np.float32)
+    assert CompiledExpression(tree).evaluate([x], lambda shape, dtype: slot) is slot
+    assert CompiledExpression(tree).evaluate([x[:1, :10]]) is None  # small: numpy
+    assert CompiledExpression(Node("exp", (Input(0),))).evaluate([x]) is None  # libm: numpy
+    assert CompiledExpression(Node("add", (Input(0), Input(1)))).evaluate(
+        [x, np.ones((50, 1), np.uint8)]) is None  # broadcasting other than a scalar: numpy

@@ -138,3 +138,13 @@ def test_epoch_size_and_reader_meta(many_files: list[str]) -> None:
     pipe.close()
 
 
+
+
+def test_dir_filters_keep_matching_class_folders(image_root: Path, tmp_path: Path) -> None:
+    # DALI 2.4: labels count the kept folders only (recorded: a_x -> 0, c_x -> 1)
+    for cls in ("a_x", "b_y", "c_x"):
+        (tmp_path / cls).mkdir()
+        (tmp_path / cls / "f.jpg").write_bytes((image_root / "a" / "hopper.jpg").read_bytes())
+    with make_pipe(file_root=tmp_path, dir_filters=["*_x"]) as pipe:
+        sources, labels, _ = read_all(pipe)
+    assert [Path(s).parent.name for s in sources] == ["a_x", "c_x"] and labels == [0, 1]

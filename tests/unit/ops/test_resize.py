@@ -385,3 +385,19 @@ def test_gpu_resize_refuses_what_the_cpu_refuses(kernel_ctx, dtype) -> None:
     assert set(gf) == set(cf) == {1}
     assert "src must have dtype uint8, float32" in gf[1].reason and "src must have dtype uint8, float32" in str(cf[1])
     assert_same_outputs([gpu[0], gpu[2]], [cpu[0], cpu[2]], "resize next to a refused sample")
+
+
+# --- DALI's min_filter / mag_filter ----------------------------------------------------------
+def test_min_filter_triangular_is_the_antialiased_linear_filter() -> None:
+    from helpers import run_arrays, smooth_image
+
+    from streamflow import fn, types
+    from streamflow.errors import PipelineDefinitionError
+
+    img = smooth_image(90, 120)
+    plain, tri = run_arrays([img], lambda x: (fn.resize(x, resize_x=50, resize_y=40),
+                                              fn.resize(x, resize_x=50, resize_y=40,
+                                                        min_filter=types.INTERP_TRIANGULAR)))
+    np.testing.assert_array_equal(plain[0], tri[0])  # DALI 2.4: identical too (measured)
+    with pytest.raises(PipelineDefinitionError, match="min_filter INTERP_CUBIC differs from mag_filter INTERP_LINEAR"):
+        fn.resize(fn.external_source([[img]]), resize_x=10, min_filter=types.INTERP_CUBIC)

@@ -1,0 +1,1 @@
+"""``segmentation.*`` operators: polygon masks and label maps (``fn.segmentation``)."""
