@@ -91,6 +91,7 @@ caffe2_reader = readers.caffe2
 mxnet_reader = readers.mxnet
 tfrecord_reader = readers.tfrecord
 ssd_random_crop = random_bbox_crop
+video_reader_resize = readers.video_resize
 
 __all__ = [
     "audio_resample",
@@ -197,4 +198,5 @@ __all__ = [
     "mxnet_reader",
     "tfrecord_reader",
     "ssd_random_crop",
+    "video_reader_resize",
 ]
