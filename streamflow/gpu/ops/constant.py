@@ -24,7 +24,8 @@ __all__ = ["constant_gpu", "fill_gpu"]
 
 @register(Constant)
 def constant_gpu(op: Constant, chunk: Chunk, ctx: GpuContext) -> list[list[Any]]:
-    value = ctx.shared(("constant", id(op)), lambda: ctx.to_device([op.value])[0])
+    # One device copy per batch (not per pipeline: the consumer may write to what it is handed).
+    value = ctx.to_device([op.value])[0]
     return [[value] * len(chunk)]
 
 
