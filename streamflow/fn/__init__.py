@@ -13,7 +13,7 @@ This package only re-exports: each function lives with its operator in
 
 from ..ops.cast import cast
 from ..ops.cat import cat, stack
-from ..ops.color import brightness_contrast, color_twist, hsv, hue, saturation
+from ..ops.color import brightness, brightness_contrast, color_twist, contrast, hsv, hue, saturation
 from ..ops.color_space_conversion import color_space_conversion
 from ..ops.crop import crop
 from ..ops.crop_mirror_normalize import crop_mirror_normalize
@@ -28,7 +28,7 @@ from ..ops.rotate import rotate
 from ..ops.shapes import shapes
 from ..ops.transpose import transpose
 from ..ops.warp_affine import warp_affine
-from . import decoders, random, readers
+from . import decoders, random, readers, reductions
 
 # DALI's deprecated names, still used by many pipelines.
 image_decoder = decoders.image
@@ -74,4 +74,7 @@ __all__ = [
     "torch_python_function",
     "transpose",
     "warp_affine",
+    "brightness",
+    "contrast",
+    "reductions",
 ]
