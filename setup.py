@@ -10,7 +10,12 @@ ext_modules = [
         "streamflow._native._imgproc",
         sources=["streamflow/_native/imgproc.c"],
         extra_compile_args=["-O3", "-ffp-contract=off", "-fno-math-errno"],
-    )
+    ),
+    Extension(
+        "streamflow._native._filters",
+        sources=["streamflow/_native/filters.c"],
+        extra_compile_args=["-O3", "-ffp-contract=off", "-fno-math-errno"],
+    ),
 ]
 
 setup(ext_modules=ext_modules)

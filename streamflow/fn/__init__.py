@@ -18,7 +18,10 @@ from ..ops.color_space_conversion import color_space_conversion
 from ..ops.crop import crop
 from ..ops.crop_mirror_normalize import crop_mirror_normalize
 from ..ops.external_source import external_source
+from ..ops.filter import filter
 from ..ops.flip import flip
+from ..ops.gaussian_blur import gaussian_blur
+from ..ops.laplacian import laplacian
 from ..ops.normalize import normalize
 from ..ops.python_function import dl_tensor_python_function, python_function, torch_python_function
 from ..ops.random_resized_crop import random_resized_crop
@@ -77,4 +80,7 @@ __all__ = [
     "brightness",
     "contrast",
     "reductions",
+    "filter",
+    "gaussian_blur",
+    "laplacian",
 ]

@@ -14,7 +14,6 @@ saved file, so they never need DALI.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
