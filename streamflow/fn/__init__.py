@@ -17,10 +17,13 @@ from ..ops.color import brightness, brightness_contrast, color_twist, contrast, 
 from ..ops.color_space_conversion import color_space_conversion
 from ..ops.crop import crop
 from ..ops.crop_mirror_normalize import crop_mirror_normalize
+from ..ops.equalize import equalize
 from ..ops.external_source import external_source
 from ..ops.filter import filter
 from ..ops.flip import flip
 from ..ops.gaussian_blur import gaussian_blur
+from ..ops.grid_mask import grid_mask
+from ..ops.jpeg_compression_distortion import jpeg_compression_distortion
 from ..ops.laplacian import laplacian
 from ..ops.normalize import normalize
 from ..ops.python_function import dl_tensor_python_function, python_function, torch_python_function
@@ -31,7 +34,7 @@ from ..ops.rotate import rotate
 from ..ops.shapes import shapes
 from ..ops.transpose import transpose
 from ..ops.warp_affine import warp_affine
-from . import decoders, random, readers, reductions
+from . import decoders, experimental, random, readers, reductions
 
 # DALI's deprecated names, still used by many pipelines.
 image_decoder = decoders.image
@@ -83,4 +86,8 @@ __all__ = [
     "filter",
     "gaussian_blur",
     "laplacian",
+    "equalize",
+    "experimental",
+    "grid_mask",
+    "jpeg_compression_distortion",
 ]

@@ -254,16 +254,6 @@ def _reduce(kind: str, inputs: list[DataNode], axes: Any, axis_names: str | None
     return add_node(op, inputs, device=device)[0]
 
 
-def _label(label: str) -> Any:
-    """Name the function ``label`` in argument errors (``reductions.mean(): ...``)."""
-
-    def mark(function: Any) -> Any:
-        function.__op_name__ = label
-        return function
-
-    return mark
-
-
 def _doc(what: str) -> str:
     return f"""{what} of each sample over ``axes`` (default: all of them).
 
@@ -274,62 +264,54 @@ def _doc(what: str) -> str:
     """
 
 
-@fn_function()
-@_label("reductions.min")
+@fn_function(label="reductions.min")
 def min(data: DataNode, *, axes: int | Sequence[int] | None = None, axis_names: str | None = None,
         keep_dims: bool = False, device: str | Device | None = None, name: str | None = None) -> DataNode:
     return _reduce("min", [data], axes, axis_names, keep_dims, None, 0, device, name)
 
 
-@fn_function()
-@_label("reductions.max")
+@fn_function(label="reductions.max")
 def max(data: DataNode, *, axes: int | Sequence[int] | None = None, axis_names: str | None = None,
         keep_dims: bool = False, device: str | Device | None = None, name: str | None = None) -> DataNode:
     return _reduce("max", [data], axes, axis_names, keep_dims, None, 0, device, name)
 
 
-@fn_function()
-@_label("reductions.sum")
+@fn_function(label="reductions.sum")
 def sum(data: DataNode, *, axes: int | Sequence[int] | None = None, axis_names: str | None = None,
         keep_dims: bool = False, dtype: DataType | str | None = None, device: str | Device | None = None,
         name: str | None = None) -> DataNode:
     return _reduce("sum", [data], axes, axis_names, keep_dims, dtype, 0, device, name)
 
 
-@fn_function()
-@_label("reductions.mean")
+@fn_function(label="reductions.mean")
 def mean(data: DataNode, *, axes: int | Sequence[int] | None = None, axis_names: str | None = None,
          keep_dims: bool = False, dtype: DataType | str | None = None, device: str | Device | None = None,
          name: str | None = None) -> DataNode:
     return _reduce("mean", [data], axes, axis_names, keep_dims, dtype, 0, device, name)
 
 
-@fn_function()
-@_label("reductions.mean_square")
+@fn_function(label="reductions.mean_square")
 def mean_square(data: DataNode, *, axes: int | Sequence[int] | None = None, axis_names: str | None = None,
                 keep_dims: bool = False, dtype: DataType | str | None = None, device: str | Device | None = None,
                 name: str | None = None) -> DataNode:
     return _reduce("mean_square", [data], axes, axis_names, keep_dims, dtype, 0, device, name)
 
 
-@fn_function()
-@_label("reductions.rms")
+@fn_function(label="reductions.rms")
 def rms(data: DataNode, *, axes: int | Sequence[int] | None = None, axis_names: str | None = None,
         keep_dims: bool = False, dtype: DataType | str | None = None, device: str | Device | None = None,
         name: str | None = None) -> DataNode:
     return _reduce("rms", [data], axes, axis_names, keep_dims, dtype, 0, device, name)
 
 
-@fn_function()
-@_label("reductions.std_dev")
+@fn_function(label="reductions.std_dev")
 def std_dev(data: DataNode, mean: DataNode, *, axes: int | Sequence[int] | None = None,
             axis_names: str | None = None, keep_dims: bool = False, ddof: int = 0,
             device: str | Device | None = None, name: str | None = None) -> DataNode:
     return _reduce("std_dev", [data, mean], axes, axis_names, keep_dims, None, ddof, device, name)
 
 
-@fn_function()
-@_label("reductions.variance")
+@fn_function(label="reductions.variance")
 def variance(data: DataNode, mean: DataNode, *, axes: int | Sequence[int] | None = None,
              axis_names: str | None = None, keep_dims: bool = False, ddof: int = 0,
              device: str | Device | None = None, name: str | None = None) -> DataNode:
