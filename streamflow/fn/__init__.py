@@ -34,7 +34,7 @@ from ..ops.rotate import rotate
 from ..ops.shapes import shapes
 from ..ops.transpose import transpose
 from ..ops.warp_affine import warp_affine
-from . import decoders, experimental, random, readers, reductions
+from . import decoders, experimental, noise, random, readers, reductions
 
 # DALI's deprecated names, still used by many pipelines.
 image_decoder = decoders.image
@@ -90,4 +90,5 @@ __all__ = [
     "experimental",
     "grid_mask",
     "jpeg_compression_distortion",
+    "noise",
 ]
