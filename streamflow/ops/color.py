@@ -239,6 +239,7 @@ class BrightnessContrast(ColorOp):
         "contrast": ("contrast", "contrast_center"),
     }
     name = "brightness_contrast"
+    devices = frozenset({Device.CPU, Device.GPU})
     per_sample_args = frozenset({"brightness", "brightness_shift", "contrast", "contrast_center"})
 
     def __init__(self, *, brightness: float = 1.0, brightness_shift: float = 0.0, contrast: float = 1.0,

@@ -97,6 +97,7 @@ class GaussianBlur(Operator):
     """Separable Gaussian blur of each sample's spatial axes (see the module docstring)."""
 
     name = "gaussian_blur"
+    devices = frozenset({Device.CPU, Device.GPU})
     per_sample_args = frozenset({"sigma", "window_size"})
     keeps_channels = True
 

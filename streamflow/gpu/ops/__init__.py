@@ -6,11 +6,13 @@ that runs ``op``.
 
 from . import (
     arithmetic,
+    brightness_contrast,
     copy_to_gpu,
     crop,
     crop_mirror_normalize,
     decoders,
     flip,
+    gaussian_blur,
     readers_numpy,
     resize,
     resize_crop_mirror_normalize,
@@ -20,12 +22,14 @@ from .registry import GpuImpl, find_impl, register
 __all__ = [
     "GpuImpl",
     "arithmetic",
+    "brightness_contrast",
     "copy_to_gpu",
     "crop",
     "crop_mirror_normalize",
     "decoders",
     "find_impl",
     "flip",
+    "gaussian_blur",
     "readers_numpy",
     "register",
     "resize",

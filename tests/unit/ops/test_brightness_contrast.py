@@ -54,3 +54,31 @@ def test_layout_is_kept_and_arguments_are_checked() -> None:
         assert np.array_equal(p.run()[0].at(0), np.full(3, 128.0, np.float32))
     with pytest.raises(PipelineDefinitionError, match="contrast"):
         run_arrays([np.zeros((2, 2), np.uint8)], lambda x: fn.contrast(x, contrast="high"))
+
+
+# --- the GPU implementation (host build of the kernels in CI; a real GPU when present) -----------
+from helpers import assert_same_outputs, odd_images, run_cpu_op, run_gpu_impl
+
+from streamflow.ops.color import BrightnessContrast
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.uint16, np.float32])
+def test_gpu_equals_cpu(kernel_ctx, grid, dtype) -> None:
+    rng = np.random.default_rng(5)
+    images = odd_images(rng, 3, dtype=dtype, hi=90) + [rng.integers(0, 255, (3, 5000)).astype(dtype)]
+    args = {"brightness": [np.float32(v) for v in (0.5, 1.3, 1.0, 2.0)],
+            "contrast_center": [np.float32(v) for v in (10.0, 128.0, 0.5, 300.0)]}
+    ops = [BrightnessContrast(contrast=1.7, brightness_shift=0.1), BrightnessContrast(op_name="contrast", contrast=0.3),
+           BrightnessContrast(op_name="brightness", brightness_shift=-0.4, dtype=sf.types.FLOAT),
+           BrightnessContrast(contrast=1.5, dtype="uint8")]
+    for op in ops:
+        use = {k: v for k, v in args.items() if k in op.per_sample_args}
+        gpu, gf = run_gpu_impl(kernel_ctx, op, images, use)
+        cpu, cf = run_cpu_op(op, images, use)
+        assert not gf and not cf
+        assert_same_outputs(gpu, cpu, f"{op.name} {np.dtype(dtype)}")
+
+
+def test_gpu_refuses_other_types(kernel_ctx) -> None:
+    _, failures = run_gpu_impl(kernel_ctx, BrightnessContrast(), [np.zeros(3, np.int32), np.zeros(3, np.uint8)])
+    assert "got int32" in str(failures[0]) and 1 not in failures

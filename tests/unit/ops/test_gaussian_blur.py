@@ -89,3 +89,33 @@ def test_errors() -> None:
     GaussianBlur(1.0).run(chunk)
     assert "got 5 dimensions" in str(chunk.failures[0])
     assert "sigma must have 1 value or 2" in str(chunk.failures[1])
+
+
+# --- the GPU implementation (host build of the kernels in CI; a real GPU when present) -----------
+from helpers import assert_same_outputs, odd_images, run_cpu_op, run_gpu_impl
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.uint16, np.float32])
+def test_gpu_equals_cpu(kernel_ctx, grid, dtype) -> None:
+    rng = np.random.default_rng(11)
+    images = odd_images(rng, 3, dtype=dtype, lo=1, hi=40) + odd_images(rng, 2, channels=0, dtype=dtype, hi=30)
+    images[0] = images[0][:1]  # a single row: reflect_101 on a one-pixel axis
+    args = {"sigma": [np.float32(s) for s in (0.8, 2.0, 5.0, 1.3, 0.5)]}
+    for op in (GaussianBlur(1.0), GaussianBlur(1.0, dtype=sf.types.FLOAT)):
+        gpu, gf = run_gpu_impl(kernel_ctx, op, images, args)
+        cpu, cf = run_cpu_op(op, images, args)
+        assert not gf and not cf
+        assert_same_outputs(gpu, cpu, f"gaussian_blur {np.dtype(dtype)}")
+
+
+def test_gpu_layouts_and_photo(kernel_ctx, photo) -> None:
+    seq = np.stack([photo[:40, :50], photo[10:50, 20:70]])
+    cases = [(GaussianBlur((1.0, 2.0)), [photo]), (GaussianBlur(window_size=(3, 9), layout="FHWC"), [seq]),
+             (GaussianBlur(1.5, layout="CHW"), [np.ascontiguousarray(photo.transpose(2, 0, 1))])]
+    for op, images in cases:
+        gpu, gf = run_gpu_impl(kernel_ctx, op, images)
+        cpu, _ = run_cpu_op(op, images)
+        assert not gf
+        assert_same_outputs(gpu, cpu, f"gaussian_blur {op.layout(0)}")
+    gpu, gf = run_gpu_impl(kernel_ctx, GaussianBlur(1.0), [np.zeros((4, 4), np.int32)])
+    assert "supports uint8, uint16, int16, float32; got int32" in str(gf[0])
