@@ -33,6 +33,7 @@ SECTIONS: list[tuple[str, str, str]] = [
     ("gpu_pipeline", "GPU image pipeline", "benchmarks/gpu_pipeline.py"),
     ("numpy_roi", "numpy region-of-interest reads", "benchmarks/numpy_roi.py"),
     ("serve_bench", "Inference serving (dynamic batching)", "benchmarks/serve_bench.py"),
+    ("python_step", "A Python step in the pipeline (python_function)", "benchmarks/python_step.py"),
 ]
 
 
@@ -253,6 +254,26 @@ def scaling_section(found: list[tuple[Path, dict[str, Any]]], draw: bool) -> tup
 # --------------------------------------------------------------------------- the page
 
 
+def python_step_table(data: dict[str, Any]) -> tuple[str, list[str]]:
+    rows, behind = [], []
+    threads = (data.get("config") or {}).get("threads", 1)
+    for r in data.get("results", []):
+        if "with_step" not in r:
+            rows.append([r.get("system"), "-", "-", "-", "-"])
+            continue
+        plain, stepped = r["without_step"]["rate_median"], r["with_step"]["rate_median"]
+        cost = 1000 * threads * (1 / stepped - 1 / plain)
+        rows.append([r["system"], fmt(plain), fmt(stepped), f"{stepped / plain:.2f}", fmt(cost, 2)])
+    text = md_table(["system", "img/s without the step", "img/s with the step", "throughput kept",
+                     "step cost [ms of core time per image]"], rows)
+    ratio = (data.get("summary") or {}).get("with_step_vs_dali")
+    if ratio:
+        text += f"\n\nWith the Python step, streamflow delivers {ratio:.2f}x DALI's throughput."
+        if ratio < 1.0:
+            behind.append(f"`python_step`: with a Python step streamflow gives {ratio:.2f}x DALI's throughput.")
+    return text, behind
+
+
 def render(results_dir: Path, draw: bool = True) -> str:
     found = load_results(results_dir)
     out = [
@@ -279,6 +300,8 @@ def render(results_dir: Path, draw: bool = True) -> str:
                 text, b = numpy_roi_table(data)
             elif key == "serve_bench":
                 text, b = serve_table(data)
+            elif key == "python_step":
+                text, b = python_step_table(data)
             else:
                 text, b = pipeline_table(data)
             out += [text, ""]

@@ -9,21 +9,28 @@ definition returns, so tracing needs no global state.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import PipelineDefinitionError
 from .expressions import ArithmeticOp, Expr, Input, Node, constant
-from .operator import CopyToGpu, Operator
+from .operator import CopyToGpu, Operator, Source
 from .subscript import ShapesOp, SubscriptOp, parse_key
 from .types import Device
 
 __all__ = [
     "DataNode",
+    "Guard",
+    "Undefined",
     "OpNode",
     "add_node",
+    "branch",
+    "conditionals_enabled",
+    "current_guard",
     "expression",
     "input_layout",
     "require_node",
@@ -34,6 +41,63 @@ __all__ = [
 # Only used to give nodes stable, readable names in error messages; the order
 # of random streams is taken from the graph, not from this counter.
 _node_names = itertools.count()
+
+#: The conditions a node added now runs under: ((predicate, value), ...),
+#: outermost first. Set by ``branch`` while a data-dependent ``if`` is traced;
+#: a context variable, so concurrent definitions in other threads or tasks
+#: never see each other's branches.
+Guard = tuple[tuple["DataNode", bool], ...]
+_GUARD: contextvars.ContextVar[Guard] = contextvars.ContextVar("streamflow_guard", default=())
+#: Whether the definition being traced was converted for conditionals (error messages).
+_CONDITIONALS: contextvars.ContextVar[bool] = contextvars.ContextVar("streamflow_conditionals", default=False)
+
+
+class Undefined:
+    """The value of a variable that one branch of an ``if`` on pipeline data does not set.
+
+    Any use of it is an error that names the variable and the ``if``.
+    """
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def _fail(self, *_: Any, **__: Any) -> Any:
+        raise PipelineDefinitionError(self.reason)
+
+    __bool__ = __call__ = __getattr__ = __getitem__ = __iter__ = __len__ = _fail
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _fail
+    __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __pow__ = _fail
+    __neg__ = __and__ = __or__ = __xor__ = __lt__ = __le__ = __gt__ = __ge__ = _fail
+
+    def __repr__(self) -> str:
+        return f"<undefined: {self.reason}>"
+
+
+def current_guard() -> Guard:
+    """The branch conditions of the ``if`` being traced (empty outside any)."""
+    return _GUARD.get()
+
+
+@contextlib.contextmanager
+def branch(predicate: DataNode, value: bool) -> Iterator[None]:
+    """Nodes added inside run only for the samples where ``bool(predicate) == value``."""
+    token = _GUARD.set((*_GUARD.get(), (predicate, value)))
+    try:
+        yield
+    finally:
+        _GUARD.reset(token)
+
+
+@contextlib.contextmanager
+def conditionals_enabled() -> Iterator[None]:
+    """Marks a trace of a definition converted for ``if`` on pipeline data."""
+    token = _CONDITIONALS.set(True)
+    try:
+        yield
+    finally:
+        _CONDITIONALS.reset(token)
 
 
 class DataNode:
@@ -174,10 +238,17 @@ class DataNode:
         return add_node(ShapesOp(dtype or "int64"), [self])[0]
 
     def __bool__(self) -> bool:
+        if _CONDITIONALS.get():
+            raise PipelineDefinitionError(
+                f"{self.name} is per-sample pipeline data: it has no single truth value. With "
+                "enable_conditionals=True an `if`/`elif`, a conditional expression (`a if c else b`), "
+                "`and`/`or`/`not` may test it, in the pipeline function and the functions it calls; "
+                "`while` loops, `assert` and comprehension conditions on pipeline data are not supported"
+            )
         raise PipelineDefinitionError(
             f"{self.name} is symbolic data inside a pipeline definition; it has no truth "
-            "value. Use per-sample arguments (e.g. mirror=fn.random.coin_flip()) instead of "
-            "Python `if`."
+            "value. To branch per sample, use @pipeline_def(enable_conditionals=True), or "
+            "per-sample arguments (e.g. mirror=fn.random.coin_flip())."
         )
 
 
@@ -190,18 +261,24 @@ class OpNode:
     arg_inputs: Mapping[str, DataNode]
     outputs: tuple[DataNode, ...] = field(default=())
     name: str = ""
+    #: The node runs only for samples meeting these branch conditions (see ``branch``).
+    guard: Guard = ()
 
     @property
     def upstream(self) -> Iterable[DataNode]:
-        """Every data node this node reads: positional inputs, then argument inputs."""
+        """Every data node this node reads: inputs, argument inputs, then branch predicates."""
         yield from self.inputs
         yield from self.arg_inputs.values()
+        for predicate, _ in self.guard:
+            yield predicate
 
 
 def require_node(value: Any, op_name: str, index: int = 0) -> DataNode:
     """``value`` if it is a ``DataNode``; otherwise a clear error (arrays outside a pipeline, typos)."""
     if isinstance(value, DataNode):
         return value
+    if isinstance(value, Undefined):
+        raise PipelineDefinitionError(f"{op_name}: input {index}: {value.reason}")
     kind = f"{type(value).__module__}.{type(value).__name__}" if type(value).__module__ != "builtins" else type(value).__name__
     if hasattr(value, "__array__") or hasattr(value, "__cuda_array_interface__") or hasattr(value, "__dlpack__"):
         raise PipelineDefinitionError(
@@ -257,8 +334,10 @@ def add_node(
                 f"{op.name}: argument {key}={data.name} is GPU data; per-sample arguments "
                 "must be CPU data"
             )
+    guard = _GUARD.get()
+    _check_branch_use(op, [*inputs, *arg_inputs.values()], guard)
     node_name = op.instance_name or f"{op.name}#{next(_node_names)}"
-    opnode = OpNode(op=op, inputs=tuple(inputs), arg_inputs=arg_inputs, name=node_name)
+    opnode = OpNode(op=op, inputs=tuple(inputs), arg_inputs=arg_inputs, name=node_name, guard=guard)
     out_device = op.output_device
     channels = op.output_channels([d.channels for d in inputs])
     outputs = tuple(
@@ -267,6 +346,26 @@ def add_node(
     )
     opnode.outputs = outputs
     return outputs
+
+
+def _check_branch_use(op: Operator, used: Sequence[DataNode], guard: Guard) -> None:
+    """Refuse sources inside a branch, and data from a branch the node is not in."""
+    if guard and isinstance(op, Source):
+        raise PipelineDefinitionError(
+            f"{op.name} is a source (reader or external source): it cannot be inside an `if` on "
+            "pipeline data; read the data before the `if` and use it inside"
+        )
+    if op.merges_branches:
+        return
+    # By identity: DataNode's == builds an expression, it does not compare.
+    conditions = {(id(p), v) for p, v in guard}
+    for data in used:
+        if data.producer.guard and not {(id(p), v) for p, v in data.producer.guard} <= conditions:
+            raise PipelineDefinitionError(
+                f"{op.name} uses {data.name}, computed inside an `if` branch on pipeline data that "
+                "this use is not in; assign it to a variable in that branch and use the variable "
+                "after the `if` (both branches must set it)"
+            )
 
 
 def expression(op: str, *operands: Any) -> DataNode:
@@ -285,10 +384,14 @@ def expression(op: str, *operands: Any) -> DataNode:
         inputs.append(node)
         return len(inputs) - 1
 
+    guard = [(id(p), v) for p, v in _GUARD.get()]
+
     def lift(value: Any) -> Expr:
         if isinstance(value, DataNode):
             producer = value.producer.op
-            if isinstance(producer, ArithmeticOp):
+            # Inlined only from the same branch of an `if`: the node must keep its inputs' conditions.
+            same_branch = [(id(p), v) for p, v in value.producer.guard] == guard
+            if isinstance(producer, ArithmeticOp) and same_branch:
                 mapping = [slot(d) for d in value.producer.inputs]
                 return _remap(producer.expr, mapping)
             return Input(slot(value))

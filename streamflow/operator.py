@@ -183,6 +183,15 @@ class Operator(abc.ABC):
     #: Whether the operator keeps its first input's channel count (image transforms do).
     keeps_channels: ClassVar[bool] = False
 
+    #: Whether the operator joins the branches of an ``if`` on pipeline data (its
+    #: inputs come from inside the branches, its output is used after the ``if``).
+    merges_branches: ClassVar[bool] = False
+
+    #: Whether ``run`` must see the whole batch in one chunk (operators that mix
+    #: samples, e.g. ``permute_batch``); others get parts of a batch. Rows that
+    #: failed earlier in the batch are not in it.
+    whole_batch: bool = False
+
     def output_channels(self, input_channels: Sequence[int | None]) -> int | None:
         """Channels of the outputs' samples when known at definition (None: unknown)."""
         if self.keeps_channels and input_channels:

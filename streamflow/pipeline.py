@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from . import autograph
 from .errors import (
     DeviceUnavailableError,
     PipelineClosedError,
@@ -37,7 +38,7 @@ from .errors import (
 from .gpu.handoff import Handoff, current_cupy_stream
 from .gpu.ops import find_impl
 from .gpu.stage import stage_factory
-from .graph import DataNode, topological_order
+from .graph import DataNode, Undefined, topological_order
 from .operator import Source
 from .ops.arguments import PIPELINE as PIPELINE_TUNING
 from .ops.arguments import check_pipeline_options
@@ -180,8 +181,9 @@ class Pipeline:
             naming its file) or ``"skip"`` (it is counted and replaced).
         checkpoint: bytes from ``Pipeline.checkpoint()`` of a pipeline with the
             same definition: this one continues exactly where that one stopped.
-        enable_conditionals: DALI's ``if``/``else`` on per-sample data; not
-            supported yet (``True`` is refused).
+        enable_conditionals: ``if``/``elif``/``else``, ``a if c else b``, ``and``,
+            ``or`` and ``not`` on per-sample data in the definition and the
+            functions it calls, as in DALI (see ``docs/conditionals.md``).
         **dali_options: DALI's executor and memory settings (``exec_async``,
             ``set_affinity``, ``enable_memory_stats``, ...): accepted and
             ignored (``docs/dali-differences.md`` says why for each).
@@ -204,11 +206,7 @@ class Pipeline:
         **dali_options: Any,
     ) -> None:
         check_pipeline_options(dali_options, PIPELINE_ARGUMENTS)
-        if enable_conditionals:
-            raise PipelineDefinitionError(
-                "enable_conditionals=True: if/else on pipeline data is not supported yet; use per-sample "
-                "arguments (e.g. mirror=fn.random.coin_flip()) instead"
-            )
+        self.enable_conditionals = bool(enable_conditionals)
         if isinstance(prefetch_queue_depth, dict):
             sizes = [v for k, v in prefetch_queue_depth.items() if k in ("cpu_size", "gpu_size")]
             if not sizes or len(sizes) != len(prefetch_queue_depth):
@@ -258,7 +256,7 @@ class Pipeline:
         if checkpoint is not None:
             self._restore(checkpoint)
         if definition is not None:
-            self.set_outputs(*_as_outputs(definition(*args, **(kwargs or {}))))
+            self.set_outputs(*_as_outputs(self._trace(definition, *args, **(kwargs or {}))))
 
     # --- definition -------------------------------------------------------
     def set_outputs(self, *outputs: DataNode) -> None:
@@ -267,13 +265,19 @@ class Pipeline:
             raise PipelineDefinitionError("set_outputs() must be called before the pipeline is built")
         self._outputs = tuple(outputs)
 
+    def _trace(self, definition: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Run the definition (rewritten for ``if`` on pipeline data with ``enable_conditionals``)."""
+        if self.enable_conditionals:
+            return autograph.trace(definition, *args, **kwargs)
+        return definition(*args, **kwargs)
+
     def build(self) -> None:
         """Validate the graph and plan its stages (done on first use if not called)."""
         if self._state is not PipelineState.NEW:
             return
         if self._outputs is None and callable(getattr(self, "define_graph", None)):
             # DALI's legacy style: a Pipeline subclass that defines define_graph()
-            self.set_outputs(*_as_outputs(self.define_graph()))  # type: ignore[attr-defined]
+            self.set_outputs(*_as_outputs(self._trace(self.define_graph)))  # type: ignore[attr-defined]
         if self._outputs is None:
             raise PipelineDefinitionError("the pipeline has no outputs; use @pipeline_def or set_outputs()")
         self._resolve_devices(self._outputs)
@@ -800,7 +804,12 @@ def _meta(info: EpochInfo | None) -> dict[str, Any]:
 def _as_outputs(result: Any) -> tuple[DataNode, ...]:
     if isinstance(result, DataNode):
         return (result,)
+    if isinstance(result, Undefined):
+        raise PipelineDefinitionError(f"the pipeline output has no value: {result.reason}")
     if isinstance(result, (tuple, list)):
+        for i, value in enumerate(result):
+            if isinstance(value, Undefined):
+                raise PipelineDefinitionError(f"pipeline output {i} has no value: {value.reason}")
         return tuple(result)
     raise PipelineDefinitionError(
         f"a pipeline definition must return a DataNode or a tuple of them, got {type(result).__name__}"

@@ -114,7 +114,8 @@ class SubscriptOp(Operator):
                 else:
                     key.append(self._value(chunk, row, i.at))
             try:
-                return np.ascontiguousarray(arr[tuple(key)])
+                # np.array, not ascontiguousarray: that one turns a 0-d result into shape (1,).
+                return np.array(arr[tuple(key)], order="C")
             except IndexError as err:
                 raise SampleError(f"subscript {tuple(key)} of a sample of shape {arr.shape}: {err}") from None
 

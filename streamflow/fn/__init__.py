@@ -26,12 +26,14 @@ from ..ops.grid_mask import grid_mask
 from ..ops.jpeg_compression_distortion import jpeg_compression_distortion
 from ..ops.laplacian import laplacian
 from ..ops.normalize import normalize
+from ..ops.permute_batch import permute_batch
 from ..ops.python_function import dl_tensor_python_function, python_function, torch_python_function
 from ..ops.random_resized_crop import random_resized_crop
 from ..ops.reshape import expand_dims, reshape, squeeze
 from ..ops.resize import resize
 from ..ops.rotate import rotate
 from ..ops.shapes import shapes
+from ..ops.slice import slice
 from ..ops.transpose import transpose
 from ..ops.warp_affine import warp_affine
 from . import decoders, experimental, noise, random, readers, reductions
@@ -66,6 +68,7 @@ __all__ = [
     "image_decoder_slice",
     "normalize",
     "numpy_reader",
+    "permute_batch",
     "python_function",
     "random",
     "random_resized_crop",
@@ -91,4 +94,5 @@ __all__ = [
     "grid_mask",
     "jpeg_compression_distortion",
     "noise",
+    "slice",
 ]

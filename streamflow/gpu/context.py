@@ -118,7 +118,8 @@ class DeviceBackend:
         if all(isinstance(s, cp.ndarray) for s in samples):
             return list(samples)
         on_device = {i: s for i, s in enumerate(samples) if isinstance(s, cp.ndarray)}
-        host = [np.zeros(0, np.uint8) if i in on_device else np.ascontiguousarray(s) for i, s in enumerate(samples)]
+        # asarray(order="C"), not ascontiguousarray: that one makes 0-d samples 1-d.
+        host = [np.zeros(0, np.uint8) if i in on_device else np.asarray(s, order="C") for i, s in enumerate(samples)]
         offsets = _offsets([h.nbytes for h in host])
         total = int(offsets[-1])
         dev = cp.empty(max(total, 1), dtype=np.uint8)
@@ -189,7 +190,7 @@ class HostBackend:
         return np.array(host, copy=True, order="C")
 
     def to_device(self, samples: Sequence[Any]) -> list[Any]:
-        return [np.ascontiguousarray(s) for s in samples]
+        return [np.asarray(s, order="C") for s in samples]
 
     def launch(self, name: str, grid: tuple[int, int, int], block: tuple[int, int, int], params: Any) -> None:
         self._module.launch(name, grid, block, int(params.ctypes.data))

@@ -70,6 +70,7 @@ class PythonFunction(Operator):
         self.num_outputs = max(1, num_outputs)
         self.returns_nothing = num_outputs == 0
         self.batch_processing = bool(batch_processing)
+        self.whole_batch = self.batch_processing  # DALI hands the function the whole batch
         self.is_async = inspect.iscoroutinefunction(function)
         self.convert = convert
         self.max_concurrency = max_concurrency
@@ -86,7 +87,7 @@ class PythonFunction(Operator):
         if self.convert == "torch":
             import torch
 
-            return torch.from_numpy(np.ascontiguousarray(value))
+            return torch.from_numpy(np.asarray(value, order="C"))  # keeps 0-d values 0-d
         return value  # numpy arrays also carry __dlpack__ for dl_tensor_python_function
 
     def _from_user(self, value: Any) -> Any:
@@ -148,7 +149,7 @@ class PythonFunction(Operator):
         return list(await asyncio.gather(*(one(a) for a in rows)))
 
     def _run_batch(self, chunk: Chunk) -> list[list[Any]]:
-        # batch_processing: each input is the list of the chunk's samples; outputs are lists.
+        # batch_processing: each input is the list of the batch's samples; outputs are lists.
         args = [[self._to_user(v) for v in col] for col in chunk.inputs]
         try:
             result = _ASYNC.run(self.function(*args)) if self.is_async else self.function(*args)
@@ -187,10 +188,11 @@ def python_function(*inputs: DataNode, function: Any = None, num_outputs: int = 
     Args:
         inputs: the step's inputs (DataNodes).
         function: a function of one sample of each input (``batch_processing``:
-            of the lists of the chunk's samples, returning lists); may be ``async def``.
+            of the lists of the batch's samples, returning lists); may be ``async def``.
         num_outputs: how many arrays the function returns (0: none; the step
             then gives an empty output).
-        batch_processing: call the function on lists of samples instead of per sample.
+        batch_processing: call the function once per batch, on lists of the batch's
+            samples, instead of once per sample.
         output_layouts: layout name(s) of the outputs.
         max_concurrency: ``async def`` functions: samples in flight at once per chunk.
         device: ``"cpu"`` (GPU Python steps: not yet).

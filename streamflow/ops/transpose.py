@@ -56,7 +56,7 @@ class Transpose(Operator):
                 ))
                 out.append(None)
                 continue
-            out.append(np.ascontiguousarray(np.transpose(arr, perm)))
+            out.append(np.asarray(np.transpose(arr, perm), order="C"))
         return [out]
 
     def layout(self, index: int) -> str:

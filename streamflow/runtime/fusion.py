@@ -34,6 +34,8 @@ def fuse_graph(order: list[OpNode], protected: set[int]) -> list[OpNode]:
             continue
         if users.get(id(producer), []) != [node] or node.op.device is not producer.op.device:
             continue
+        if _conditions(producer) != _conditions(node):  # in different branches of an `if`
+            continue
         cmn = node.op
         node.op = ResizeCropMirrorNormalize(producer.op, cmn)
         node.inputs = producer.inputs
@@ -41,3 +43,7 @@ def fuse_graph(order: list[OpNode], protected: set[int]) -> list[OpNode]:
         node.name = f"{producer.name}+{node.name}"
         removed.add(id(producer))
     return [n for n in order if id(n) not in removed]
+
+
+def _conditions(node: OpNode) -> list[tuple[int, bool]]:
+    return [(id(predicate), value) for predicate, value in node.guard]

@@ -12,6 +12,7 @@ stage, operator and file, or (``on_error="skip"``) counted and replaced.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -237,25 +238,43 @@ class ComputeStage(Stage):
             return work
         for data in self._arena_outputs:
             work.arenas[data] = BatchArena(n)
-        parts = min(n, self.ctx.chunks_per_batch)
-        bounds = [round(i * n / parts) for i in range(parts + 1)]
-        results = await asyncio.gather(
-            *(self.ctx.workers.call(self._run_chain, work, bounds[i], bounds[i + 1]) for i in range(parts))
-        )
         failures: dict[int, tuple[OpNode, SampleError]] = {}
-        for values, chunk_failures in results:
-            failures.update(chunk_failures)
-            for key, column in values.items():
-                work.values.setdefault(key, []).extend(column)
+        for nodes, whole in self._segments:
+            parts = 1 if whole else min(n, self.ctx.chunks_per_batch)
+            bounds = [round(i * n / parts) for i in range(parts + 1)]
+            done = frozenset(failures)
+            results = await asyncio.gather(*(
+                self.ctx.workers.call(self._run_chain, nodes, work, bounds[i], bounds[i + 1], done)
+                for i in range(parts)
+            ))
+            for values, chunk_failures in results:
+                failures.update(chunk_failures)
+                for key, column in values.items():
+                    work.values.setdefault(key, []).extend(column)
+            if failures and self.ctx.on_error is ErrorPolicy.RAISE:
+                break
         self.ctx.stats.count_op_batch([node.name for node in self.plan.nodes])
         self._drop_unneeded(work)
         return await self._handle_failures(work, failures, attempt)
 
-    def _run_chain(self, work: Work, start: int, stop: int) -> tuple[dict[DataNode, list[Any]], dict[int, tuple[OpNode, SampleError]]]:
-        """Worker thread: every operator of the stage on rows [start, stop)."""
+    @functools.cached_property
+    def _segments(self) -> list[tuple[tuple[OpNode, ...], bool]]:
+        """The stage's operators in runs: chunked ones, and whole-batch ones (one call per batch)."""
+        segments: list[tuple[tuple[OpNode, ...], bool]] = []
+        for node in self.plan.nodes:
+            whole = bool(node.op.whole_batch)
+            if segments and not whole and not segments[-1][1]:
+                segments[-1] = ((*segments[-1][0], node), False)
+            else:
+                segments.append(((node,), whole))
+        return segments
+
+    def _run_chain(self, nodes: tuple[OpNode, ...], work: Work, start: int, stop: int,
+                   failed: frozenset[int]) -> tuple[dict[DataNode, list[Any]], dict[int, tuple[OpNode, SampleError]]]:
+        """Worker thread: ``nodes`` on rows [start, stop) but the ``failed`` ones."""
         return run_chain(
-            self.ctx, self.label, self.plan.nodes, work, start, stop, _run_isolated,
-            stop_at_failure=self.ctx.on_error is ErrorPolicy.RAISE,
+            self.ctx, self.label, nodes, work, start, stop, _run_isolated,
+            stop_at_failure=self.ctx.on_error is ErrorPolicy.RAISE, failed=failed,
         )
 
 
@@ -274,6 +293,7 @@ def run_chain(
     stop_at_failure: bool = False,
     prepare_inputs: Callable[[OpNode, list[list[Any]]], list[list[Any]]] | None = None,
     prepare_arg: Callable[[Any], Any] | None = None,
+    failed: frozenset[int] = frozenset(),
 ) -> tuple[dict[DataNode, list[Any]], dict[int, tuple[OpNode, SampleError]]]:
     """Run ``nodes`` in order on rows [start, stop) of ``work`` (on the calling thread).
 
@@ -281,12 +301,13 @@ def run_chain(
     new columns (full length, even if every row failed early) and the failures
     by row of ``work``. ``call`` runs one operator on a chunk (CPU: with
     per-row isolation; GPU: its device implementation), ``prepare_inputs`` and
-    ``prepare_arg`` move data where the operator wants it.
+    ``prepare_arg`` move data where the operator wants it. Rows of ``work`` in
+    ``failed`` (failed in an earlier call) are left out.
     """
     size = stop - start
     local: dict[DataNode, list[Any]] = {data: [None] * size for node in nodes for data in node.outputs}
     failures: dict[int, tuple[OpNode, SampleError]] = {}
-    alive = list(range(size))
+    alive = [r for r in range(size) if start + r not in failed]
     ids = work.sample_ids[start:stop]
     sources = work.sources[start:stop]
 
@@ -297,20 +318,32 @@ def run_chain(
     for node in nodes:
         if not alive:
             break
-        inputs = [[column(d)[r] for r in alive] for d in node.inputs]
+        rows = alive
+        if node.guard:  # inside an `if` on pipeline data: only the rows of its branch
+            rows, bad = _rows_in_branch(node, alive, column, sources)
+            if bad:
+                for r, err in bad.items():
+                    failures[start + r] = (node, err)
+                alive = [r for r in alive if r not in bad]
+                rows = [r for r in rows if r not in bad]
+                if stop_at_failure:
+                    break
+            if not rows:
+                continue
+        inputs = [[column(d)[r] for r in rows] for d in node.inputs]
         if prepare_inputs is not None:
             inputs = prepare_inputs(node, inputs)
-        args = {name: [column(d)[r] for r in alive] for name, d in node.arg_inputs.items()}
+        args = {name: [column(d)[r] for r in rows] for name, d in node.arg_inputs.items()}
         if prepare_arg is not None:
             args = {name: [prepare_arg(v) for v in values] for name, values in args.items()}
         chunk = Chunk(
             inputs=inputs,
             args=args,
-            sample_ids=ids[alive],
-            sources=[sources[r] for r in alive],
+            sample_ids=ids[rows],
+            sources=[sources[r] for r in rows],
             epoch=work.epoch,
             key=ctx.plan.random_keys[id(node)],
-            output_slots=_slots_for(node, work, start, alive),
+            output_slots=_slots_for(node, work, start, rows),
         )
         began = ctx.stats.op_begin(node.name)  # instrumentation: NVTX push when on
         try:
@@ -319,15 +352,42 @@ def run_chain(
             ctx.stats.op_end(node.name, began, len(chunk), work.epoch, work.batch_index, label)
         for index, data in enumerate(node.outputs):
             col = local[data]
-            for j, r in enumerate(alive):
+            for j, r in enumerate(rows):
                 col[r] = outputs[index][j]
         if chunk.failures:
+            failed_here = {rows[j] for j in chunk.failures}
             for j, err in chunk.failures.items():
-                failures[start + alive[j]] = (node, err)
-            alive = [r for j, r in enumerate(alive) if j not in chunk.failures]
+                failures[start + rows[j]] = (node, err)
+            alive = [r for r in alive if r not in failed_here]
             if stop_at_failure:
                 break
     return local, failures
+
+
+def _rows_in_branch(
+    node: OpNode, alive: list[int], column: Callable[[DataNode], list[Any]], sources: list[str | None]
+) -> tuple[list[int], dict[int, SampleError]]:
+    """The rows of ``alive`` that meet ``node``'s branch conditions, and rows whose condition is not a scalar."""
+    rows: list[int] = []
+    bad: dict[int, SampleError] = {}
+    for r in alive:
+        inside = True
+        for predicate, expected in node.guard:
+            value = column(predicate)[r]
+            size = getattr(value, "size", 1)
+            if size != 1:
+                bad[r] = SampleError(
+                    f"the condition {predicate.name} of an `if` must be one value per sample, got "
+                    f"shape {tuple(getattr(value, 'shape', ()))}", sources[r],
+                )
+                inside = False
+                break
+            if bool(value.item() if hasattr(value, "item") else value) is not expected:
+                inside = False
+                break
+        if inside:
+            rows.append(r)
+    return rows, bad
 
 
 def _slots_for(

@@ -136,5 +136,4 @@ def test_dali_pipeline_options_are_accepted_and_a_wrong_one_is_refused() -> None
         assert p.run()[0].at(0).shape == (23, 31, 3)
     with pytest.raises(TypeError, match="unexpected keyword argument 'exec_asynk'; did you mean 'exec_async'"):
         sf.Pipeline(batch_size=1, exec_asynk=True)
-    with pytest.raises(PipelineDefinitionError, match="enable_conditionals"):
-        sf.Pipeline(batch_size=1, enable_conditionals=True)
+    assert sf.Pipeline(batch_size=1, enable_conditionals=True).enable_conditionals

@@ -182,3 +182,24 @@ def test_isolated_worker_reports_back(tiny_set: Path) -> None:
     cfg = cpu_pipeline.BenchConfig(**TINY, data_dir=str(tiny_set))
     result = cpu_pipeline.run_isolated("streamflow", cfg)
     assert result["system"] == "streamflow" and result["status"] in ("ok", "skipped")
+
+
+# --------------------------------------------------------------------------- python_step
+
+
+def test_python_step_streamflow_row(tiny_set: Path) -> None:
+    import argparse
+    import contextlib
+    import io
+
+    import python_step
+
+    args = argparse.Namespace(worker="streamflow", data_dir=str(tiny_set), batch_size=4, threads=2, repeats=1)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        python_step.worker(args)
+    result = json.loads(out.getvalue().split("RESULT ", 1)[1])
+    assert "error" not in result, result.get("error")
+    assert result["with_step"]["items"] == [8] and result["without_step"]["items"] == [8]
+    image = python_step.step(__import__("numpy").full((2, 2, 3), 100, "uint8"))
+    assert int(image[0, 0, 0]) == int(python_step.GAMMA_LUT[100]) + 8

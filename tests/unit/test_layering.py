@@ -39,6 +39,7 @@ LAYERS: dict[str, int] = {
     "streamflow.ops": 2,
     "streamflow.fn": 3,
     "streamflow.math": 3,
+    "streamflow.autograph": 3,
     # the engine
     "streamflow.runtime": 4,
     # GPU execution: implements the engine's stage interface
