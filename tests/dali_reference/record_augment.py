@@ -7,13 +7,16 @@ CPU pipelines with ``device_id=None``; no GPU needed), numpy and Pillow:
 
 Sections: color, filters, grid_mask, equalize, jpeg, reductions, auto_aug
 (default: all). Writes ``tests/data/dali/augment/<section>.npz`` (and
-``auto_aug.json``). The inputs are small crops of the real photos in
+``auto_aug.json.gz``: the op lists, magnitudes and policies of DALI's
+``nvidia.dali.auto_aug``). The inputs are small crops of the real photos in
 ``tests/data/photos`` (``crops()``); the tests load the same crops from the
 saved file, so they never need DALI.
 """
 
 from __future__ import annotations
 
+import gzip
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -288,8 +291,92 @@ def main(argv: list[str]) -> None:
         save(name, result)
 
 
-def record_auto_aug(images: list[np.ndarray]) -> None:  # filled in below
-    pass
+def _jsonable(value: Any) -> Any:
+    arr = np.asarray(value)
+    return {"dtype": arr.dtype.name, "value": arr.tolist()}
+
+
+def _describe_augmentation(aug: Any, bins: int) -> dict[str, Any]:
+    """An augmentation as the tests compare it: name, op, magnitudes, parameters per bin."""
+    entry: dict[str, Any] = {
+        "name": aug.name, "op": aug.op.__name__, "randomly_negate": aug.randomly_negate,
+        "mag_range": None if aug.mag_range is None else [float(v) for v in aug.mag_range],
+    }
+    mags = aug._get_magnitudes(bins)
+    if mags is not None:
+        entry["magnitudes"] = [float(m) for m in mags]
+        entry["params"] = [_jsonable(aug._map_mag_to_param(m)) for m in mags]
+        if aug.randomly_negate:
+            entry["negated_params"] = [_jsonable(aug._map_mag_to_param(-m)) for m in mags]
+    return entry
+
+
+def record_auto_aug(images: list[np.ndarray]) -> None:
+    """Op lists, magnitudes and policies of DALI's auto_aug (JSON), and each augmentation's outputs."""
+    import nvidia.dali as dali
+    from nvidia.dali import fn
+    from nvidia.dali.auto_aug import augmentations as a
+    from nvidia.dali.auto_aug import auto_augment, rand_augment, trivial_augment
+
+    tables: dict[str, Any] = {"dali_version": dali.__version__, "suites": {}, "policies": {}}
+    suites = {
+        "rand_augment": lambda s: rand_augment.get_rand_augment_suite(use_shape=s),
+        "rand_augment_non_monotonic": lambda s: rand_augment.get_rand_augment_non_monotonic_suite(use_shape=s),
+        "trivial_augment_wide": lambda s: trivial_augment.get_trivial_augment_wide_suite(use_shape=s),
+    }
+    for name, make in suites.items():
+        for use_shape in (False, True):
+            tables["suites"][f"{name}/use_shape={use_shape}"] = [_describe_augmentation(x, 31) for x in make(use_shape)]
+    tables["suites"]["rand_augment/max_translate_abs=(20,40)"] = [
+        _describe_augmentation(x, 31) for x in rand_augment.get_rand_augment_suite(max_translate_abs=(20, 40))]
+    policies = {
+        "image_net": auto_augment.get_image_net_policy, "reduced_image_net": auto_augment.get_reduced_image_net_policy,
+        "svhn": auto_augment.get_svhn_policy, "reduced_cifar10": auto_augment.get_reduced_cifar10_policy,
+    }
+    for name, make in policies.items():
+        policy = make()
+        tables["policies"][name] = {
+            "name": policy.name, "num_magnitude_bins": policy.num_magnitude_bins,
+            "sub_policies": [[[aug.name, p, mag] for aug, p, mag in sub] for sub in policy.sub_policies],
+            "augmentations": {k: _describe_augmentation(v, policy.num_magnitude_bins)
+                              for k, v in policy.augmentations.items()},
+        }
+    OUT.mkdir(parents=True, exist_ok=True)
+    with gzip.open(OUT / "auto_aug.json.gz", "wt") as f:  # 340 KB of JSON, 34 KB compressed
+        f.write(json.dumps(tables, separators=(",", ":")) + "\n")
+
+    # Each augmentation of the module on the photo crops, for a few magnitude bins of 11, sign fixed.
+    r: dict[str, np.ndarray] = {}
+    cases = {
+        "shear_x": a.shear_x, "shear_y": a.shear_y, "rotate": a.rotate,
+        "translate_x_no_shape": a.translate_x_no_shape, "translate_y_no_shape": a.translate_y_no_shape,
+        "brightness": a.brightness, "contrast": a.contrast, "color": a.color, "sharpness": a.sharpness,
+        "posterize": a.posterize, "solarize": a.solarize, "solarize_add": a.solarize_add,
+    }
+    for name, aug in cases.items():
+        for sign, bins in (("+", (0, 4, 10)), ("-", (7,))):
+            if sign == "-" and not aug.randomly_negate:
+                continue
+            lo, hi = aug.mag_range
+            fixed = aug.augmentation(mag_range=(lo, hi) if sign == "+" else (-lo, -hi), randomly_negate=False)
+            for b in bins:
+                put(r, f"{name}/{sign}{b}", run(lambda x, fixed=fixed, b=b: fixed(
+                    x, magnitude_bin=b, num_magnitude_bins=11, fill_value=128), images))
+    for name in ("translate_x", "translate_y"):
+        fixed = getattr(a, name).augmentation(mag_range=(0, 0.5), randomly_negate=False)
+        put(r, f"{name}/+6", run(lambda x, fixed=fixed: fixed(x, magnitude_bin=6, num_magnitude_bins=11,
+                                                              shape=x.shape(), fill_value=77), images))
+    for name, aug in (("invert", a.invert), ("equalize", a.equalize), ("auto_contrast", a.auto_contrast),
+                      ("identity", a.identity)):
+        put(r, name, run(lambda x, aug=aug: aug(x), images))
+    rot = a.rotate.augmentation(randomly_negate=False)
+    put(r, "rotate/nn_fill_none", run(lambda x: rot(x, magnitude_bin=9, num_magnitude_bins=11, fill_value=None,
+                                                    interp_type=dali.types.INTERP_NN), images))
+    dark = [(im // 3 + 40).astype(np.uint8) for im in images]
+    put(r, "auto_contrast/dark", run(lambda x: a.auto_contrast(x), dark))
+    put(r, "in", images)
+    r["dali_version"] = np.array(dali.__version__)
+    save("auto_aug", r)
 
 
 if __name__ == "__main__":

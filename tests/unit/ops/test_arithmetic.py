@@ -195,3 +195,17 @@ def _run_impl(ctx, op, operands):  # type: ignore[no-untyped-def]
         out = impl(op, chunk, ctx)[0]
     ctx.synchronize()
     return (None if out[0] is None else ctx.to_host(out[0])), chunk.failures
+
+
+def test_numpy_scalar_on_the_left_keeps_its_type() -> None:
+    x = np.arange(6, dtype=np.uint8).reshape(2, 3)
+
+    @sf.pipeline_def(batch_size=1, num_threads=1)
+    def pipe():
+        d = fn.external_source([[x]])
+        return np.uint8(255) - d, np.float32(0.5) * d
+
+    with pipe() as p:
+        a, b = (np.asarray(t.at(0)) for t in p.run())
+    assert a.dtype == np.uint8 and np.array_equal(a, 255 - x)  # DALI: Constant(255, UINT8) - uint8 is uint8
+    assert b.dtype == np.float32
