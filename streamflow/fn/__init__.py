@@ -15,6 +15,7 @@ from ..ops.cast import cast
 from ..ops.cat import cat, stack
 from ..ops.color import brightness, brightness_contrast, color_twist, contrast, hsv, hue, saturation
 from ..ops.color_space_conversion import color_space_conversion
+from ..ops.constant import constant
 from ..ops.crop import crop
 from ..ops.crop_mirror_normalize import crop_mirror_normalize
 from ..ops.equalize import equalize
@@ -95,4 +96,5 @@ __all__ = [
     "jpeg_compression_distortion",
     "noise",
     "slice",
+    "constant",
 ]

@@ -165,7 +165,7 @@ class Uniform(_RandomOp):
         for row, u in enumerate(self._uniforms(chunk)):
             given = chunk.arg("values", row, self.values)
             if given is not None:
-                vals = given if given is self.values else self._check_values(given)
+                vals = self.values if given is self.values and self.values is not None else self._check_values(given)
                 index = np.minimum((u * len(vals)).astype(np.int64), len(vals) - 1)
                 out.append(convert_values(np.asarray(vals[index], dtype=np.float32), self.dtype))
                 continue
@@ -327,7 +327,7 @@ class Choice(_RandomOp):
                 if given is None:
                     index = np.minimum((np.asarray(u) * n).astype(np.int64), n - 1)
                 else:
-                    probs = given if given is self.p else self._check_p(given, n)
+                    probs = self.p if given is self.p and self.p is not None else self._check_p(given, n)
                     cdf = np.cumsum(probs)
                     cdf /= cdf[-1]
                     index = np.minimum(np.searchsorted(cdf, np.asarray(u), side="right"), n - 1)

@@ -89,7 +89,7 @@ def _accumulate(x: np.ndarray, axes: tuple[int, ...], acc: np.dtype, square: boo
     """Sum (of squares) over ``axes`` in ``acc``'s arithmetic: wrapping integers, float64 for floats."""
     if acc.kind == "f":
         v = x.astype(np.float64)
-        return np.sum(v * v if square else v, axis=axes, dtype=np.float64)
+        return np.asarray(np.sum(v * v if square else v, axis=axes, dtype=np.float64))
     v = x.astype(acc)
     with np.errstate(over="ignore"):
         return np.sum(v * v if square else v, axis=axes, dtype=acc)

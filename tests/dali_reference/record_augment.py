@@ -314,7 +314,6 @@ def _describe_augmentation(aug: Any, bins: int) -> dict[str, Any]:
 def record_auto_aug(images: list[np.ndarray]) -> None:
     """Op lists, magnitudes and policies of DALI's auto_aug (JSON), and each augmentation's outputs."""
     import nvidia.dali as dali
-    from nvidia.dali import fn
     from nvidia.dali.auto_aug import augmentations as a
     from nvidia.dali.auto_aug import auto_augment, rand_augment, trivial_augment
 

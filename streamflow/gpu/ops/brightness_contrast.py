@@ -21,7 +21,7 @@ from .registry import register
 
 __all__ = ["brightness_contrast_gpu", "type_suffix"]
 
-_SUFFIX = {np.dtype(np.uint8): "u8", np.dtype(np.uint16): "u16", np.dtype(np.int16): "i16", np.dtype(np.float32): "f32"}
+_SUFFIX: dict[np.dtype, str] = {np.dtype(np.uint8): "u8", np.dtype(np.uint16): "u16", np.dtype(np.int16): "i16", np.dtype(np.float32): "f32"}
 
 
 def type_suffix(dtype: Any, what: str) -> str:
@@ -38,6 +38,8 @@ def brightness_contrast_gpu(op: BrightnessContrast, chunk: Chunk, ctx: GpuContex
     xp = ctx.xp
     out: list[Any] = [None] * len(chunk)
     groups: dict[tuple[str, str], list[tuple[int, Any, float, float, np.dtype]]] = {}
+    multiplier: Any
+    addend: Any
     for row, image in enumerate(chunk.inputs[0]):
         try:
             if not ctx.is_array(image):
