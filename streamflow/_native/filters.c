@@ -1,7 +1,8 @@
 /*
- * streamflow._native._filters -- CPU convolution kernels (gaussian_blur, laplacian, filter,
- * median_blur), called through streamflow/_native/filters.py, which validates the arguments
- * and allocates the outputs.
+ * streamflow._native._filters -- CPU kernels of the augmentation operators: convolutions
+ * (gaussian_blur, laplacian, filter, median_blur) and point operations (brightness/contrast,
+ * equalize's histograms and lookup tables, grid_mask), called through
+ * streamflow/_native/filters.py, which validates the arguments and allocates the outputs.
  *
  *   separable(src, out, terms, border, fill)
  *       out = sum over terms (ky, kx, scale) of scale * (ky (x) kx correlated with src),
@@ -567,15 +568,182 @@ static PyObject *py_median(PyObject *self, PyObject *args) {
     return ret;
 }
 
+
+/* ------------------------------------------------------------------------------------------ */
+/* Point operations: linear (brightness/contrast), histograms and lookup tables (equalize),    */
+/* grid_mask                                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+/* out = in * mul + add (float32, two roundings), stored like the filters (round half away
+ * from zero, saturate); n elements, C-contiguous, any shape. */
+static void run_linear(const char *src, int in_dt, Py_ssize_t in_item, char *dst, int out_dt, Py_ssize_t out_item,
+                       Py_ssize_t n, float mul, float add) {
+    enum { BLK = 4096 };
+    float buf[BLK];
+    for (Py_ssize_t start = 0; start < n; start += BLK) {
+        int len = (int)(n - start < BLK ? n - start : BLK);
+        load_row(buf, src + start * in_item, in_dt, len);
+        for (int i = 0; i < len; i++) {
+            float v = buf[i] * mul;
+            buf[i] = v + add;
+        }
+        store_row(dst + start * out_item, out_dt, buf, len);
+    }
+}
+
+static PyObject *py_linear(PyObject *self, PyObject *args) {
+    PyObject *src_obj, *out_obj;
+    float mul, add;
+    if (!PyArg_ParseTuple(args, "OOff:linear", &src_obj, &out_obj, &mul, &add)) return NULL;
+    Py_buffer sb, ob;
+    if (PyObject_GetBuffer(src_obj, &sb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
+    if (PyObject_GetBuffer(out_obj, &ob, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(&sb);
+        return NULL;
+    }
+    PyObject *ret = NULL;
+    int in_dt = dtype_of(&sb), out_dt = dtype_of(&ob);
+    Py_ssize_t n = sb.itemsize ? sb.len / sb.itemsize : 0;
+    if (in_dt < 0 || out_dt < 0 || ob.len / ob.itemsize != n) {
+        PyErr_SetString(PyExc_ValueError, "linear: unsupported types or sizes differ");
+    } else {
+        Py_BEGIN_ALLOW_THREADS;
+        run_linear((const char *)sb.buf, in_dt, sb.itemsize, (char *)ob.buf, out_dt, ob.itemsize, n, mul, add);
+        Py_END_ALLOW_THREADS;
+        ret = Py_NewRef(Py_None);
+    }
+    PyBuffer_Release(&sb);
+    PyBuffer_Release(&ob);
+    return ret;
+}
+
+/* Per-channel histograms of a C-contiguous uint8 array whose last axis has `channels` entries:
+ * hist is int64 (channels, 256). */
+static PyObject *py_histograms(PyObject *self, PyObject *args) {
+    PyObject *src_obj, *hist_obj;
+    int C;
+    if (!PyArg_ParseTuple(args, "OOi:histograms", &src_obj, &hist_obj, &C)) return NULL;
+    Py_buffer sb, hb;
+    if (PyObject_GetBuffer(src_obj, &sb, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (PyObject_GetBuffer(hist_obj, &hb, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(&sb);
+        return NULL;
+    }
+    PyObject *ret = NULL;
+    if (C <= 0 || sb.len % C != 0 || hb.len != (Py_ssize_t)C * 256 * 8) {
+        PyErr_SetString(PyExc_ValueError, "histograms: bad channel count or histogram size");
+    } else {
+        const uint8_t *p = (const uint8_t *)sb.buf;
+        int64_t *h = (int64_t *)hb.buf;
+        Py_ssize_t pixels = sb.len / C;
+        Py_BEGIN_ALLOW_THREADS;
+        memset(h, 0, (size_t)C * 256 * sizeof(int64_t));
+        for (Py_ssize_t i = 0; i < pixels; i++)
+            for (int c = 0; c < C; c++) h[c * 256 + p[i * C + c]]++;
+        Py_END_ALLOW_THREADS;
+        ret = Py_NewRef(Py_None);
+    }
+    PyBuffer_Release(&sb);
+    PyBuffer_Release(&hb);
+    return ret;
+}
+
+/* out[i] = lut[channel of i][src[i]] for C-contiguous uint8 arrays; lut is uint8 (channels, 256). */
+static PyObject *py_apply_luts(PyObject *self, PyObject *args) {
+    PyObject *src_obj, *out_obj, *lut_obj;
+    int C;
+    if (!PyArg_ParseTuple(args, "OOOi:apply_luts", &src_obj, &out_obj, &lut_obj, &C)) return NULL;
+    Py_buffer sb, ob, lb;
+    if (PyObject_GetBuffer(src_obj, &sb, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (PyObject_GetBuffer(out_obj, &ob, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(&sb);
+        return NULL;
+    }
+    if (PyObject_GetBuffer(lut_obj, &lb, PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&sb);
+        PyBuffer_Release(&ob);
+        return NULL;
+    }
+    PyObject *ret = NULL;
+    if (C <= 0 || sb.len % C != 0 || ob.len != sb.len || lb.len != (Py_ssize_t)C * 256) {
+        PyErr_SetString(PyExc_ValueError, "apply_luts: bad sizes");
+    } else {
+        const uint8_t *p = (const uint8_t *)sb.buf, *lut = (const uint8_t *)lb.buf;
+        uint8_t *o = (uint8_t *)ob.buf;
+        Py_ssize_t pixels = sb.len / C;
+        Py_BEGIN_ALLOW_THREADS;
+        for (Py_ssize_t i = 0; i < pixels; i++)
+            for (int c = 0; c < C; c++) o[i * C + c] = lut[c * 256 + p[i * C + c]];
+        Py_END_ALLOW_THREADS;
+        ret = Py_NewRef(Py_None);
+    }
+    PyBuffer_Release(&sb);
+    PyBuffer_Release(&ob);
+    PyBuffer_Release(&lb);
+    return ret;
+}
+
+/* grid_mask over an HWC image (rows C-contiguous, row stride free), any element size: pixel
+ * (y, x) is kept when frac(fx) >= ratio or frac(fy) >= ratio, with fx = (-sx - y * sa) + x * ca,
+ * fy = (-sy + y * ca) + x * sa in float32 (the operations of DALI's CPU kernel), else zeroed. */
+static PyObject *py_grid_mask(PyObject *self, PyObject *args) {
+    PyObject *src_obj, *out_obj;
+    float ca, sa, sx, sy, ratio;
+    if (!PyArg_ParseTuple(args, "OOfffff:grid_mask", &src_obj, &out_obj, &ca, &sa, &sx, &sy, &ratio)) return NULL;
+    Py_buffer sb, ob;
+    if (PyObject_GetBuffer(src_obj, &sb, PyBUF_RECORDS_RO) < 0) return NULL;
+    if (PyObject_GetBuffer(out_obj, &ob, PyBUF_RECORDS) < 0) {
+        PyBuffer_Release(&sb);
+        return NULL;
+    }
+    PyObject *ret = NULL;
+    if (sb.ndim != 3 || ob.ndim != 3 || sb.shape[0] != ob.shape[0] || sb.shape[1] != ob.shape[1] ||
+        sb.shape[2] != ob.shape[2] || sb.itemsize != ob.itemsize || sb.strides[2] != sb.itemsize ||
+        sb.strides[1] != sb.itemsize * sb.shape[2] || ob.strides[2] != ob.itemsize ||
+        ob.strides[1] != ob.itemsize * ob.shape[2]) {
+        PyErr_SetString(PyExc_ValueError, "grid_mask: src and out must be HWC images of one shape and type");
+    } else {
+        const int H = (int)sb.shape[0], W = (int)sb.shape[1];
+        const size_t pix = (size_t)sb.itemsize * (size_t)sb.shape[2];
+        Py_BEGIN_ALLOW_THREADS;
+        for (int y = 0; y < H; y++) {
+            const char *s = (const char *)sb.buf + (Py_ssize_t)y * sb.strides[0];
+            char *o = (char *)ob.buf + (Py_ssize_t)y * ob.strides[0];
+            float t = (float)y * -sa;
+            const float fxy = -sx + t;
+            t = (float)y * ca;
+            const float fyy = -sy + t;
+            for (int x = 0; x < W; x++) {
+                float u = (float)x * ca;
+                const float fx = fxy + u;
+                u = (float)x * sa;
+                const float fy = fyy + u;
+                const int keep = (fx - floorf(fx) >= ratio) || (fy - floorf(fy) >= ratio);
+                if (keep) memcpy(o + x * pix, s + x * pix, pix);
+                else memset(o + x * pix, 0, pix);
+            }
+        }
+        Py_END_ALLOW_THREADS;
+        ret = Py_NewRef(Py_None);
+    }
+    PyBuffer_Release(&sb);
+    PyBuffer_Release(&ob);
+    return ret;
+}
+
 static PyMethodDef methods[] = {
     {"separable", py_separable, METH_VARARGS,
      "separable(src, out, [(ky, kx, scale), ...], border, fill): sum of scaled separable correlations"},
     {"filter2d", py_filter2d, METH_VARARGS,
      "filter2d(src, out, kernel, kh, kw, anchor_y, anchor_x, border, fill): 2-D correlation"},
     {"median", py_median, METH_VARARGS, "median(src, out, win_h, win_w): median filter, edges replicated"},
+    {"linear", py_linear, METH_VARARGS, "linear(src, out, mul, add): out = in * mul + add, saturated"},
+    {"histograms", py_histograms, METH_VARARGS, "histograms(src_u8, hist_i64, channels): per-channel histograms"},
+    {"apply_luts", py_apply_luts, METH_VARARGS, "apply_luts(src_u8, out_u8, luts, channels): per-channel lookup"},
+    {"grid_mask", py_grid_mask, METH_VARARGS, "grid_mask(src, out, ca, sa, sx, sy, ratio): GridMask"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_filters",
-                                    "CPU convolution kernels for streamflow.", -1, methods};
+                                    "CPU kernels of streamflow's augmentation operators.", -1, methods};
 
 PyMODINIT_FUNC PyInit__filters(void) { return PyModule_Create(&moddef); }

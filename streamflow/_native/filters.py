@@ -1,4 +1,5 @@
-"""CPU convolution kernels: separable sums (gaussian_blur, laplacian), 2-D correlation (filter), median.
+"""CPU kernels of the augmentation operators: separable sums (gaussian_blur, laplacian), 2-D
+correlation (filter), median, and point operations (linear maps, histograms, lookup tables, grid_mask).
 
 Thin, validating wrappers over the C extension ``streamflow._native._filters``
 (see ``filters.c`` for the arithmetic). The C code releases the GIL, so the
@@ -27,7 +28,8 @@ except ImportError as exc:  # pragma: no cover - only when the extension is not 
 else:
     _IMPORT_ERROR = None
 
-__all__ = ["BORDERS", "KERNEL_DTYPES", "filter2d", "median", "separable"]
+__all__ = ["BORDERS", "KERNEL_DTYPES", "apply_luts", "filter2d", "grid_mask", "histograms", "linear", "median",
+           "separable"]
 
 #: Border modes (DALI's names) and their codes in the C (and CUDA) kernels.
 BORDERS = {"reflect_101": 0, "reflect_1001": 1, "wrap": 2, "clamp": 3, "constant": 4}
@@ -168,3 +170,47 @@ def median(src: np.ndarray, window: tuple[int, int]) -> np.ndarray:
     out3 = np.empty(src3.shape, dtype=src3.dtype)
     _native().median(src3, out3, wh, ww)
     return _finish(out3, was_2d, np.dtype(src.dtype))
+
+
+def linear(src: np.ndarray, mul: float, add: float, out_dtype: Any = None) -> np.ndarray:
+    """``src * mul + add`` element by element in float32 (any shape), converted as the filters convert.
+
+    The output has ``out_dtype`` (default: the input's); types the kernel
+    does not handle are refused with ``ValueError`` (the caller falls back).
+    """
+    kernel_out, final = _out_type(src.dtype, out_dtype)
+    if src.dtype not in KERNEL_DTYPES or final != kernel_out:
+        raise ValueError(f"linear: no kernel for {src.dtype} -> {final}")
+    src = np.ascontiguousarray(src)
+    out = np.empty(src.shape, dtype=kernel_out)
+    _native().linear(src, out, float(mul), float(add))
+    return out
+
+
+def histograms(image: np.ndarray, channels: int) -> np.ndarray:
+    """int64 ``(channels, 256)`` histograms of a uint8 array whose last axis is the channel (``channels=1``: all)."""
+    if image.dtype != np.uint8:
+        raise ValueError(f"histograms need uint8 data, got {image.dtype}")
+    hist = np.empty((channels, 256), dtype=np.int64)
+    _native().histograms(np.ascontiguousarray(image), hist, int(channels))
+    return hist
+
+
+def apply_luts(image: np.ndarray, luts: np.ndarray) -> np.ndarray:
+    """``luts[c][image[..., c]]`` for a uint8 array whose last axis is the channel (one table: all values)."""
+    luts = np.ascontiguousarray(luts, dtype=np.uint8)
+    out = np.empty(image.shape, dtype=np.uint8)
+    _native().apply_luts(np.ascontiguousarray(image), out, luts, int(luts.shape[0]))
+    return out
+
+
+def grid_mask(src: np.ndarray, ca: float, sa: float, sx: float, sy: float, ratio: float) -> np.ndarray:
+    """GridMask of an HWC (or HW) image of any element type (see ``filters.c``; the float32 values as given)."""
+    was_2d = src.ndim == 2
+    src3 = src[:, :, None] if was_2d else src
+    item = src3.dtype.itemsize
+    if src3.strides[2] != item or src3.strides[1] != item * src3.shape[2] or src3.strides[0] < 0:
+        src3 = np.ascontiguousarray(src3)
+    out = np.empty(src3.shape, dtype=src3.dtype)
+    _native().grid_mask(src3, out, float(ca), float(sa), float(sx), float(sy), float(ratio))
+    return out[:, :, 0] if was_2d else out

@@ -1,5 +1,6 @@
 """Color adjustments: ``color_twist`` (and ``hue``, ``saturation``, ``hsv``) and
-``brightness_contrast`` (and ``brightness``, ``contrast``). CPU paths, numpy.
+``brightness_contrast`` (and ``brightness``, ``contrast``). CPU paths: numpy for the
+color twists, a C kernel (``_native/filters.c: linear``) for brightness/contrast.
 
 ``color_twist`` follows DALI 2.4 exactly: one 3x3 matrix per sample, composed
 in float32 as ``brightness * contrast * YIQ->RGB * hue * saturation * value *
@@ -35,6 +36,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._native import filters as native_filters
 from ..errors import PipelineDefinitionError, SampleError
 from ..graph import DataNode, add_node, input_layout, split_arguments
 from ..operator import Chunk, Operator
@@ -273,7 +275,10 @@ class BrightnessContrast(ColorOp):
     def process(self, chunk: Chunk, row: int, image: Any) -> np.ndarray:
         image = self._check_image(image, None)
         multiplier, addend, out_dtype = self.coefficients(chunk, row, image.dtype)
-        return convert_to(image.astype(F32, copy=False) * multiplier + addend, out_dtype)
+        try:  # the C kernel: the same float32 arithmetic and conversion, one pass, GIL released
+            return native_filters.linear(image, float(multiplier), float(addend), out_dtype)
+        except ValueError:  # types without a kernel (float16, float64, int64...)
+            return convert_to(image.astype(F32, copy=False) * multiplier + addend, out_dtype)
 
     def layout(self, index: int) -> str:
         return self._layout

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from .._native import filters as native
 from ..errors import SampleError
 from ..graph import DataNode, add_node, input_layout
 from ..operator import Chunk, Operator
@@ -49,15 +50,9 @@ def equalize_luts(hist: np.ndarray) -> np.ndarray:
 
 
 def _equalize_hwc(image: np.ndarray) -> np.ndarray:
-    """HWC (or HW) uint8 image, every channel equalized."""
-    was_2d = image.ndim == 2
-    img = image[:, :, None] if was_2d else image
-    C = img.shape[2]
-    flat = img.reshape(-1, C)
-    hist = np.bincount((flat + (np.arange(C, dtype=np.int64) * 256)).ravel(), minlength=256 * C).reshape(C, 256)
-    luts = equalize_luts(hist)
-    out = luts[np.arange(C), flat].reshape(img.shape)
-    return out[:, :, 0] if was_2d else out
+    """HWC (or HW) uint8 image, every channel equalized (histograms and lookups in C, GIL released)."""
+    channels = 1 if image.ndim == 2 else image.shape[2]
+    return native.apply_luts(image, equalize_luts(native.histograms(image, channels)))
 
 
 class Equalize(Operator):

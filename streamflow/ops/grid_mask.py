@@ -19,25 +19,31 @@ from typing import Any
 
 import numpy as np
 
+from .._native import filters as native
 from ..errors import PipelineDefinitionError, SampleError
 from ..graph import DataNode, add_node, input_layout, split_arguments
 from ..operator import Chunk, Operator
 from ..types import Device
 from .arguments import fn_function
 
-__all__ = ["GridMask", "grid_keep_mask", "grid_mask"]
+__all__ = ["GridMask", "grid_coefficients", "grid_keep_mask", "grid_mask"]
 
 F32 = np.float32
 _TYPES = tuple(np.dtype(t) for t in (np.uint8, np.int16, np.int32, np.float32))
 
 
-def grid_keep_mask(height: int, width: int, tile: int, ratio: float, angle: float,
-                   shift_x: float, shift_y: float) -> np.ndarray:
-    """Boolean (height, width): True where the pixel is kept."""
+def grid_coefficients(tile: int, angle: float, shift_x: float, shift_y: float) -> tuple[F32, F32, F32, F32]:
+    """DALI's float32 ``cos(angle) / tile``, ``sin(angle) / tile``, ``shift_x / tile``, ``shift_y / tile``."""
     ang = F32(angle)
     ca = F32(F32(math.cos(ang)) / F32(tile))  # cos/sin of the float32 angle, rounded to float32
     sa = F32(F32(math.sin(ang)) / F32(tile))
-    sx, sy = F32(F32(shift_x) / F32(tile)), F32(F32(shift_y) / F32(tile))
+    return ca, sa, F32(F32(shift_x) / F32(tile)), F32(F32(shift_y) / F32(tile))
+
+
+def grid_keep_mask(height: int, width: int, tile: int, ratio: float, angle: float,
+                   shift_x: float, shift_y: float) -> np.ndarray:
+    """Boolean (height, width): True where the pixel is kept (numpy; the operator runs the C kernel)."""
+    ca, sa, sx, sy = grid_coefficients(tile, angle, shift_x, shift_y)
     ys = np.arange(height, dtype=F32)[:, None]
     xs = np.arange(width, dtype=F32)[None, :]
     fxy = -sx + ys * -sa
@@ -84,11 +90,8 @@ class GridMask(Operator):
         if image.ndim not in (2, 3):
             raise SampleError(f"grid_mask: expected an HWC or HW image, got shape {image.shape}")
         v = self._values({k: chunk.arg(k, row, d) for k, d in self.args.items()})
-        keep = grid_keep_mask(image.shape[0], image.shape[1], int(v["tile"]), v["ratio"], v["angle"],
-                              v["shift_x"], v["shift_y"])
-        if image.ndim == 3:
-            keep = keep[:, :, None]
-        return np.where(keep, image, image.dtype.type(0))
+        ca, sa, sx, sy = grid_coefficients(int(v["tile"]), v["angle"], v["shift_x"], v["shift_y"])
+        return native.grid_mask(image, ca, sa, sx, sy, float(F32(v["ratio"])))
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
         return [chunk.each_sample(lambda row, image: self._one(chunk, row, image))]

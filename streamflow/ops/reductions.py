@@ -87,12 +87,12 @@ def output_types(kind: str, in_dtype: np.dtype) -> tuple[np.dtype, tuple[np.dtyp
 
 def _accumulate(x: np.ndarray, axes: tuple[int, ...], acc: np.dtype, square: bool) -> np.ndarray:
     """Sum (of squares) over ``axes`` in ``acc``'s arithmetic: wrapping integers, float64 for floats."""
-    if acc.kind == "f":
-        v = x.astype(np.float64)
-        return np.asarray(np.sum(v * v if square else v, axis=axes, dtype=np.float64))
-    v = x.astype(acc)
+    wide = np.dtype(np.float64) if acc.kind == "f" else acc
     with np.errstate(over="ignore"):
-        return np.sum(v * v if square else v, axis=axes, dtype=acc)
+        if not square:  # numpy converts in buffered blocks: no full-size copy
+            return np.asarray(np.sum(x, axis=axes, dtype=wide))
+        v = x.astype(wide)
+        return np.asarray(np.sum(v * v, axis=axes, dtype=wide))
 
 
 def _to(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
