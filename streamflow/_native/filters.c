@@ -731,6 +731,61 @@ static PyObject *py_grid_mask(PyObject *self, PyObject *args) {
     return ret;
 }
 
+
+/* out[..., i] = ((x0 * m[i][0] + x1 * m[i][1]) + x2 * m[i][2]) + offset for 3-channel pixels, in
+ * float32 in exactly this order (ops/color.py apply_linear), stored like the filters. */
+static PyObject *py_color_matrix(PyObject *self, PyObject *args) {
+    PyObject *src_obj, *out_obj, *m_obj;
+    float offset;
+    if (!PyArg_ParseTuple(args, "OOOf:color_matrix", &src_obj, &out_obj, &m_obj, &offset)) return NULL;
+    Py_buffer sb, ob, mb;
+    if (PyObject_GetBuffer(src_obj, &sb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
+    if (PyObject_GetBuffer(out_obj, &ob, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(&sb);
+        return NULL;
+    }
+    Py_ssize_t nm = float_buffer(m_obj, &mb, "matrix");
+    if (nm < 0) {
+        PyBuffer_Release(&sb);
+        PyBuffer_Release(&ob);
+        return NULL;
+    }
+    PyObject *ret = NULL;
+    int in_dt = dtype_of(&sb), out_dt = dtype_of(&ob);
+    Py_ssize_t n = sb.itemsize ? sb.len / sb.itemsize : 0;
+    if (in_dt < 0 || out_dt < 0 || nm != 9 || n % 3 != 0 || ob.len / ob.itemsize != n) {
+        PyErr_SetString(PyExc_ValueError, "color_matrix: unsupported types, sizes or matrix");
+    } else {
+        float m[9];
+        memcpy(m, mb.buf, sizeof m);
+        Py_BEGIN_ALLOW_THREADS;
+        enum { BLK = 3 * 1365 };
+        float in[BLK], out[BLK];
+        for (Py_ssize_t start = 0; start < n; start += BLK) {
+            int len = (int)(n - start < BLK ? n - start : BLK);
+            load_row(in, (const char *)sb.buf + start * sb.itemsize, in_dt, len);
+            for (int p = 0; p < len; p += 3) {
+                const float x0 = in[p], x1 = in[p + 1], x2 = in[p + 2];
+                for (int i = 0; i < 3; i++) {
+                    float acc = x0 * m[3 * i];
+                    float t = x1 * m[3 * i + 1];
+                    acc = acc + t;
+                    t = x2 * m[3 * i + 2];
+                    acc = acc + t;
+                    out[p + i] = acc + offset;
+                }
+            }
+            store_row((char *)ob.buf + start * ob.itemsize, out_dt, out, len);
+        }
+        Py_END_ALLOW_THREADS;
+        ret = Py_NewRef(Py_None);
+    }
+    PyBuffer_Release(&sb);
+    PyBuffer_Release(&ob);
+    PyBuffer_Release(&mb);
+    return ret;
+}
+
 static PyMethodDef methods[] = {
     {"separable", py_separable, METH_VARARGS,
      "separable(src, out, [(ky, kx, scale), ...], border, fill): sum of scaled separable correlations"},
@@ -740,6 +795,7 @@ static PyMethodDef methods[] = {
     {"linear", py_linear, METH_VARARGS, "linear(src, out, mul, add): out = in * mul + add, saturated"},
     {"histograms", py_histograms, METH_VARARGS, "histograms(src_u8, hist_i64, channels): per-channel histograms"},
     {"apply_luts", py_apply_luts, METH_VARARGS, "apply_luts(src_u8, out_u8, luts, channels): per-channel lookup"},
+    {"color_matrix", py_color_matrix, METH_VARARGS, "color_matrix(src, out, m3x3, offset): 3-channel linear map"},
     {"grid_mask", py_grid_mask, METH_VARARGS, "grid_mask(src, out, ca, sa, sx, sy, ratio): GridMask"},
     {NULL, NULL, 0, NULL}};
 

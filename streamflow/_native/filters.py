@@ -28,7 +28,7 @@ except ImportError as exc:  # pragma: no cover - only when the extension is not 
 else:
     _IMPORT_ERROR = None
 
-__all__ = ["BORDERS", "KERNEL_DTYPES", "apply_luts", "filter2d", "grid_mask", "histograms", "linear", "median",
+__all__ = ["BORDERS", "KERNEL_DTYPES", "apply_luts", "color_matrix", "filter2d", "grid_mask", "histograms", "linear", "median",
            "separable"]
 
 #: Border modes (DALI's names) and their codes in the C (and CUDA) kernels.
@@ -184,6 +184,21 @@ def linear(src: np.ndarray, mul: float, add: float, out_dtype: Any = None) -> np
     src = np.ascontiguousarray(src)
     out = np.empty(src.shape, dtype=kernel_out)
     _native().linear(src, out, float(mul), float(add))
+    return out
+
+
+def color_matrix(src: np.ndarray, matrix: np.ndarray, offset: float, out_dtype: Any = None) -> np.ndarray:
+    """``out[..., i] = sum_j matrix[i, j] * src[..., j] + offset`` for 3-channel pixels (float32, in
+    the order of ``ops/color.py: apply_linear``), converted as the filters convert.
+
+    Raises ``ValueError`` for types or shapes the kernel does not handle (the caller falls back).
+    """
+    kernel_out, final = _out_type(src.dtype, out_dtype)
+    if src.dtype not in KERNEL_DTYPES or final != kernel_out or src.ndim < 1 or src.shape[-1] != 3:
+        raise ValueError(f"color_matrix: no kernel for {src.dtype} -> {final} of shape {src.shape}")
+    src = np.ascontiguousarray(src)
+    out = np.empty(src.shape, dtype=kernel_out)
+    _native().color_matrix(src, out, np.ascontiguousarray(matrix, dtype=np.float32).reshape(9), float(offset))
     return out
 
 

@@ -128,7 +128,15 @@ def twist_matrix(
 
 
 def apply_linear(image: np.ndarray, matrix: np.ndarray, offset: float | np.floating, out_dtype: np.dtype) -> np.ndarray:
-    """``out[..., i] = sum_j matrix[i, j] * image[..., j] + offset`` in float32, then ``convert_to``."""
+    """``out[..., i] = sum_j matrix[i, j] * image[..., j] + offset`` in float32, then ``convert_to``.
+
+    The C kernel (``_native/filters.c: color_matrix``) does exactly these float32
+    operations in one pass; numpy below for the types it does not take.
+    """
+    try:
+        return native_filters.color_matrix(image, matrix, float(offset), out_dtype)
+    except ValueError:
+        pass
     x = image.astype(F32, copy=False)
     out = x[..., 0:1] * matrix[:, 0]
     out += x[..., 1:2] * matrix[:, 1]

@@ -40,6 +40,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._native import filters as native
 from ..errors import PipelineDefinitionError, SampleError
 from ..graph import DataNode, add_node, input_layout
 from ..operator import Chunk, Operator
@@ -127,6 +128,45 @@ def reduce_sample(kind: str, x: np.ndarray, axes: tuple[int, ...], out_dtype: np
     with np.errstate(invalid="ignore", divide="ignore"):
         value = np.sum(dev * dev, axis=axes) / (count - ddof)
     return (np.sqrt(value) if kind == "std_dev" else value).astype(_F32)
+
+
+def _histogram_reduce(kind: str, x: np.ndarray, axes: tuple[int, ...], out_dtype: np.dtype,
+                      mean: np.ndarray | None, ddof: int) -> np.ndarray | None:
+    """uint8 data reduced over all axes, or all but the last (HW of HWC): from per-channel histograms.
+
+    The same values as ``reduce_sample`` (integer sums are exact either way;
+    float results are float64 sums rounded once), at a fraction of the cost.
+    None when the case does not apply.
+    """
+    if x.dtype != np.uint8 or x.size == 0:
+        return None
+    if axes == tuple(range(x.ndim)):
+        channels = 1
+    elif x.ndim >= 2 and axes == tuple(range(x.ndim - 1)):
+        channels = x.shape[-1]
+    else:
+        return None
+    hist = native.histograms(x, channels)
+    values = np.arange(256, dtype=np.int64)
+    count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    if kind in ("min", "max"):
+        present = hist > 0
+        index = present.argmax(axis=1) if kind == "min" else 255 - present[:, ::-1].argmax(axis=1)
+        return index.astype(np.uint8)
+    if kind in ("std_dev", "variance"):
+        assert mean is not None
+        dev = values[None, :] - np.asarray(mean, np.float64).reshape(channels, 1)
+        value = (hist * dev * dev).sum(axis=1) / (count - ddof) if count > ddof else np.full(channels, np.nan)
+        return (np.sqrt(value) if kind == "std_dev" else value).astype(_F32)
+    total = hist @ (values * values if kind in ("mean_square", "rms") else values)
+    if out_dtype.kind in "iu":
+        total = total.astype(out_dtype)  # the accumulator wraps (sum(dtype=UINT8): modulo 256)
+        if kind == "sum":
+            return total
+    if kind == "sum":
+        return total.astype(out_dtype)
+    value = total.astype(np.float64) / count
+    return _to(np.sqrt(value) if kind == "rms" else value, out_dtype)
 
 
 def _reduced_shape(shape: Sequence[int], axes: tuple[int, ...], keep_dims: bool) -> tuple[int, ...]:
@@ -222,10 +262,9 @@ class Reduction(Operator):
                 raise SampleError(
                     f"{self.name}: the mean (input 1) has shape {mean.shape}; a reduction of shape {x.shape} "
                     f"over axes {list(axes)} needs one value per output, shape {want} (or the same with keep_dims)")
-        if self.kind not in ("min", "max") or x.size:
+        value = _histogram_reduce(self.kind, x, axes, out_dtype, mean, self.ddof)
+        if value is None:
             value = reduce_sample(self.kind, x, axes, out_dtype, mean, self.ddof)
-        else:
-            value = reduce_sample(self.kind, x, axes, out_dtype)
         # np.array, not ascontiguousarray: that one turns a scalar into shape (1,)
         return np.array(value, dtype=out_dtype, order="C").reshape(_reduced_shape(x.shape, axes, self.keep_dims))
 

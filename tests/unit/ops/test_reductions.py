@@ -128,3 +128,20 @@ def test_errors() -> None:
     chunk.inputs.append([np.zeros(2, np.float32)])
     Reduction("std_dev", axes=0).run(chunk)
     assert "needs one value per output, shape (3,)" in str(chunk.failures[0])
+
+
+@pytest.mark.parametrize("kind", ["min", "max", "sum", "mean", "mean_square", "rms", "std_dev", "variance"])
+def test_uint8_histogram_path_equals_the_general_one(kind) -> None:
+    from streamflow.ops.reductions import reduce_sample
+
+    rng = np.random.default_rng(4)
+    x = rng.integers(3, 250, (31, 17, 4)).astype(np.uint8)
+    for axes, mean in (((0, 1), x.reshape(-1, 4).mean(0).astype(np.float32)), ((0, 1, 2), np.float32(x.mean()))):
+        op = Reduction(kind, axes=axes, keep_dims=False)
+        chunk = make_chunk([x])
+        if kind in ("std_dev", "variance"):
+            chunk.inputs.append([mean])
+        got = op.run(chunk)[0][0]
+        want = reduce_sample(kind, x, axes, op.out_dtype(x.dtype), mean, 0)
+        assert got.dtype == np.asarray(want).dtype
+        np.testing.assert_allclose(got, want, rtol=1e-7)
