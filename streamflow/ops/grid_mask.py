@@ -91,7 +91,7 @@ class GridMask(Operator):
             raise SampleError(f"grid_mask: expected an HWC or HW image, got shape {image.shape}")
         v = self._values({k: chunk.arg(k, row, d) for k, d in self.args.items()})
         ca, sa, sx, sy = grid_coefficients(int(v["tile"]), v["angle"], v["shift_x"], v["shift_y"])
-        return native.grid_mask(image, ca, sa, sx, sy, float(F32(v["ratio"])))
+        return native.grid_mask(image, float(ca), float(sa), float(sx), float(sy), float(F32(v["ratio"])))
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
         return [chunk.each_sample(lambda row, image: self._one(chunk, row, image))]
