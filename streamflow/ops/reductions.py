@@ -278,10 +278,7 @@ class Reduction(Operator):
         if self.axes is None:
             return ""
         ndim = len(layout)
-        try:
-            gone = {a % ndim for a in self.axes if -ndim <= a < ndim}
-        except ZeroDivisionError:
-            return ""
+        gone = {a % ndim for a in self.axes if -ndim <= a < ndim}
         return "".join(c for i, c in enumerate(layout) if i not in gone)
 
 

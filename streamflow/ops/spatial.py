@@ -29,7 +29,7 @@ def sample_layout(layout: str, ndim: int, op_name: str) -> str:
             raise SampleError(f"{op_name}: layout {layout!r} is not supported; expected one of {', '.join(LAYOUTS)} "
                               "(two spatial axes; volumes are not supported)")
         if len(layout) != ndim:
-            raise SampleError(f"{op_name}: a sample of shape with {ndim} dimensions does not match layout {layout!r}")
+            raise SampleError(f"{op_name}: a sample with {ndim} dimensions does not match the layout {layout!r}")
         return layout
     if ndim not in _DEFAULT:
         raise SampleError(f"{op_name}: expected an image (HW, HWC) or a sequence (FHWC), got {ndim} dimensions")
