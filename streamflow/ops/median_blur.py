@@ -1,7 +1,8 @@
 """``experimental.median_blur``: the median of a window around each pixel, per channel.
 
 DALI 2.4 offers this operator on the GPU only (through CV-CUDA); streamflow
-also runs it on the CPU (``_native/filters.c``, GIL released). As in OpenCV
+also runs it on the CPU (``_native/filters.c``, GIL released: a vectorised
+median network for 3x3 windows, a selection per pixel for the others). As in OpenCV
 and CV-CUDA, edges are replicated and windows are odd. ``window_size`` is one
 value or ``(h, w)``, default ``(3, 3)``, and may be per sample. Layouts HW,
 HWC, CHW, FHWC, FCHW; types uint8, int8, uint16, int16, float32.
