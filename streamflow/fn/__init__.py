@@ -18,15 +18,22 @@ from ..ops.bbox_rotate import bbox_rotate
 from ..ops.box_encoder import box_encoder
 from ..ops.cast import cast
 from ..ops.cat import cat, stack
-from ..ops.color import brightness_contrast, color_twist, hsv, hue, saturation
+from ..ops.color import brightness, brightness_contrast, color_twist, contrast, hsv, hue, saturation
 from ..ops.color_space_conversion import color_space_conversion
+from ..ops.constant import constant
 from ..ops.coord_flip import coord_flip
 from ..ops.coord_transform import coord_transform
 from ..ops.crop import crop
 from ..ops.crop_mirror_normalize import crop_mirror_normalize
+from ..ops.equalize import equalize
 from ..ops.erase import erase
 from ..ops.external_source import external_source
+from ..ops.filter import filter
 from ..ops.flip import flip
+from ..ops.gaussian_blur import gaussian_blur
+from ..ops.grid_mask import grid_mask
+from ..ops.jpeg_compression_distortion import jpeg_compression_distortion
+from ..ops.laplacian import laplacian
 from ..ops.lookup_table import lookup_table
 from ..ops.mel_filter_bank import mel_filter_bank
 from ..ops.mfcc import mfcc
@@ -53,7 +60,17 @@ from ..ops.spectrogram import spectrogram
 from ..ops.to_decibels import to_decibels
 from ..ops.transpose import transpose
 from ..ops.warp_affine import warp_affine
-from . import decoders, experimental, io, random, readers, segmentation, transforms
+from . import (
+    decoders,
+    experimental,
+    io,
+    noise,
+    random,
+    readers,
+    reductions,
+    segmentation,
+    transforms,
+)
 
 # DALI's deprecated names, still used by many pipelines.
 image_decoder = decoders.image
@@ -138,4 +155,15 @@ __all__ = [
     "bbox_rotate",
     "coco_reader",
     "transform_translation",
+    "brightness",
+    "contrast",
+    "reductions",
+    "filter",
+    "gaussian_blur",
+    "laplacian",
+    "equalize",
+    "grid_mask",
+    "jpeg_compression_distortion",
+    "noise",
+    "constant",
 ]
