@@ -42,7 +42,7 @@ STREAM = 0x5EA  # the stage stream a decoder is given; the fake device records w
 
 DATA = [p.read_bytes() for p in GOOD_JPEGS[:4]]
 NAMES = [p.name for p in GOOD_JPEGS[:4]]
-TRUNCATED, JUNK_HEADER = BROKEN_JPEGS  # JUNK_HEADER fails on its header, before any decode
+TRUNCATED, JUNK_HEADER = BROKEN_JPEGS  # JUNK_HEADER (a PNG) fails on its header, before any decode
 
 
 class FlakyDevice:
