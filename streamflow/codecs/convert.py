@@ -8,15 +8,17 @@ output, on numpy or cupy arrays alike (``xp``):
 
 * ``dtype``: DALI's ``ConvertSatNorm``: integer samples are scaled from the
   full range of their type (or of their significant bits, e.g. 9-bit JPEG
-  2000) to the full range of the output type, in float32, rounded to nearest
-  and saturated; floating point means [0, 1]. Checked against DALI 2.4's
-  outputs: uint8 -> uint16 is ``x * 257``, uint16 -> uint8 ``round(x / 257)``,
-  -> float ``x / 255`` (or ``x / 65535``).
+  2000) to the full range of the output type, in float32, rounded half away
+  from zero and saturated; floating point means [0, 1]. Checked against DALI
+  2.4's outputs: uint8 -> uint16 is ``x * 257``, uint16 -> uint8
+  ``round(x / 257)``, -> float ``x / 255`` (or ``x / 65535``).
 * ``RGB`` / ``BGR``: alpha is dropped (not composited; as DALI and Pillow's
   ``convert("RGB")``), gray is replicated.
 * ``GRAY``: ITU-R 601-2 luma ``0.299 R + 0.587 G + 0.114 B``; on 8- and
   16-bit samples Pillow's integer formula exactly.
-* ``YCbCr``: DALI's BT.601 studio range (``rgb_to_ycbcr``).
+* ``YCbCr``: DALI's ITU-R BT.601 studio range, computed on the samples
+  normalized to [0, 1] (``rgb_to_ycbcr``; equal to DALI 2.4 on all but a
+  few pixels of the corpus, which differ by 1).
 * ``ANY_DATA``: the channels as stored (gray, gray+alpha, RGB, RGBA, CMYK, Lab).
 """
 
@@ -134,12 +136,18 @@ def _max_of(dtype: np.dtype, bits: int | None) -> float:
     return float(np.iinfo(dtype).max)
 
 
+def _round(x: Any, xp: Any) -> Any:
+    """Round half away from zero (DALI's ConvertSat), in float64."""
+    x = x.astype(xp.float64)
+    return xp.copysign(xp.floor(xp.abs(x) + 0.5), x)
+
+
 def convert_dtype(array: Any, dtype: np.dtype, xp: Any = np, bits: int | None = None) -> Any:
     """Samples scaled from their type's range (or ``bits``) to ``dtype``'s, as DALI does.
 
     Integer -> integer and float -> integer: ``round(x * out_max / in_max)``
-    computed in float32, saturated; -> float: ``x / in_max``. Floating-point
-    inputs mean [0, 1].
+    computed in float32, rounded half away from zero, saturated; -> float:
+    ``x / in_max``. Floating-point inputs mean [0, 1].
     """
     dtype = np.dtype(dtype)
     src = np.dtype(array.dtype)
@@ -155,38 +163,38 @@ def convert_dtype(array: Any, dtype: np.dtype, xp: Any = np, bits: int | None = 
     if scale != 1.0:
         scaled = scaled * xp.float32(scale)
     # float64 for the bounds: float32(2**32 - 1) rounds up past uint32's range
-    out = xp.clip(xp.rint(scaled.astype(xp.float64)), info.min, info.max)
-    return out.astype(dtype)
+    return xp.clip(_round(scaled, xp), info.min, info.max).astype(dtype)
 
 
 # ----------------------------------------------------------------------------
 # Colour
 # ----------------------------------------------------------------------------
 
-# DALI's decoders produce YCbCr with ITU-R BT.601 "studio range" coefficients
-# (Y in 16..235, Cb/Cr in 16..240): kernels::color::itu_r_bt_601::rgb_to_ycbcr,
-# which dali/operators/imgcodec uses for DALI_YCbCr output. uint8 results are
-# rounded and saturated; gray pixels (R == G == B) get Cb = Cr = 128 exactly.
+# DALI's decoders produce YCbCr in ITU-R BT.601 studio range (Y in 16..235,
+# Cb/Cr in 16..240): the full-range BT.601 (JPEG) coefficients scaled by
+# 219/255 and 224/255, on samples normalized to [0, 1], in float32, then
+# ConvertSatNorm to the output type. Fitted to DALI 2.4's outputs on the
+# corpus: equal on all but a few pixels (off by 1, float32 order of operations).
 _YCBCR_M = np.array(
-    [[0.257, 0.504, 0.098], [-0.148, -0.291, 0.439], [0.439, -0.368, -0.071]],
+    [[0.299, 0.587, 0.114], [-0.16873589, -0.33126411, 0.5], [0.5, -0.41868759, -0.08131241]],
     dtype=np.float32,
 )
-_YCBCR_OFF = np.array([16.0, 128.0, 128.0], dtype=np.float32)
+_YCBCR_SCALE = np.array([219.0 / 255.0, 224.0 / 255.0, 224.0 / 255.0], dtype=np.float32)
+_YCBCR_OFF = np.array([16.0 / 255.0, 128.0 / 255.0, 128.0 / 255.0], dtype=np.float32)
 
 
-def _ycbcr_255(rgb: Any, xp: Any) -> Any:
-    """YCbCr on the 0..255 scale (float32) from RGB on the 0..255 scale."""
-    f = rgb.astype(xp.float32)
-    out = f @ xp.asarray(_YCBCR_M).T + xp.asarray(_YCBCR_OFF)
-    gray = (rgb[..., 0] == rgb[..., 1]) & (rgb[..., 1] == rgb[..., 2])
-    out[..., 1] = xp.where(gray, 128.0, out[..., 1])
-    out[..., 2] = xp.where(gray, 128.0, out[..., 2])
-    return out
+def _ycbcr_unit(unit: Any, xp: Any) -> Any:
+    """YCbCr in [0, 1] (float32) from RGB in [0, 1] (float32)."""
+    m = xp.asarray(_YCBCR_M)
+    r, g, b = unit[..., 0], unit[..., 1], unit[..., 2]
+    planes = [(r * m[k, 0] + g * m[k, 1] + b * m[k, 2]) * _YCBCR_SCALE[k] + _YCBCR_OFF[k] for k in range(3)]
+    return xp.stack(planes, axis=-1)
 
 
 def rgb_to_ycbcr(rgb: Any, xp: Any = np) -> Any:
-    """HWC uint8 RGB -> HWC uint8 YCbCr (DALI's BT.601 formula); numpy or cupy."""
-    return xp.clip(xp.rint(_ycbcr_255(rgb, xp)), 0, 255).astype(xp.uint8)
+    """HWC uint8 RGB -> HWC uint8 YCbCr (DALI's BT.601 studio range); numpy or cupy."""
+    unit = rgb.astype(xp.float32) * xp.float32(1.0 / 255.0)
+    return convert_dtype(_ycbcr_unit(unit, xp), np.dtype(np.uint8), xp)
 
 
 def rgb_to_gray(rgb: Any, xp: Any = np) -> Any:
@@ -250,10 +258,10 @@ def to_output(
     if output_type is ImageType.YCbCr:
         if gray:
             arr = xp.concatenate([arr] * 3, axis=2)
-        if arr.dtype == np.uint8 and bits is None:
-            return convert_dtype(rgb_to_ycbcr(arr, xp), out_dtype, xp)
         unit = convert_dtype(arr, np.dtype(np.float32), xp, bits)
-        return convert_dtype(xp.clip(_ycbcr_255(unit * 255.0, xp) / 255.0, 0.0, 1.0), out_dtype, xp)
+        if np.dtype(arr.dtype).kind == "f":
+            unit = xp.clip(unit, 0.0, 1.0)
+        return convert_dtype(_ycbcr_unit(unit, xp), out_dtype, xp)
     arr = convert_dtype(arr, out_dtype, xp, bits)
     if gray:
         arr = xp.concatenate([arr] * 3, axis=2)

@@ -147,11 +147,12 @@ def _pillow(raw: bytes, header: Header, max_pixels: int | None) -> Native:
 
 def _from_pillow(im: Any, header: Header) -> Native:
     mode = im.mode
+    if header.alpha and mode in ("1", "L", "RGB") and "transparency" in im.info:
+        # a PNG tRNS colour, kept as an alpha channel (ANY_DATA)
+        return Native.from_channels(np.asarray(im.convert("RGBA" if mode == "RGB" else "LA")), "pillow")
     if mode == "1":
         return Native.from_channels(np.asarray(im.convert("L")), "pillow")
     if mode in ("L", "LA", "RGB", "RGBA"):
-        if header.alpha and mode in ("L", "RGB") and "transparency" in im.info:
-            im = im.convert(mode[0] + "A" if mode == "L" else "RGBA")
         return Native.from_channels(np.asarray(im), "pillow")
     if mode in ("P", "PA"):
         with_alpha = mode == "PA" or "transparency" in im.info
@@ -200,10 +201,9 @@ def _tifffile(raw: bytes, header: Header, max_pixels: int | None) -> Native:
         if arr.dtype == np.bool_:
             arr, bits = arr.astype(np.uint8) * np.uint8(255), 8
         significant = bits if arr.dtype.kind in "ui" and bits < arr.dtype.itemsize * 8 else None
-        if photometric == 0:  # MINISWHITE: 0 is white
-            if arr.dtype.kind == "f":
-                arr = 1.0 - arr
-            else:
-                top = (1 << significant) - 1 if significant else np.iinfo(arr.dtype).max
-                arr = (top - arr).astype(arr.dtype)
+        if photometric == 0 and arr.dtype == np.uint8:
+            # MINISWHITE (0 is white): inverted up to 8 bits, as Pillow does;
+            # wider and float samples are left as stored, as Pillow leaves them
+            top = (1 << significant) - 1 if significant else 255
+            arr = (top - arr).astype(arr.dtype)
         return Native.from_channels(np.ascontiguousarray(arr), "tifffile", significant)

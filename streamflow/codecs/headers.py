@@ -230,15 +230,20 @@ def _webp_header(mv: memoryview) -> Header:
     i = 12
     n = len(mv)
     orientation = 1
+    nv_orients = True
     while i + 8 <= n:
         kind = bytes(mv[i : i + 4])
         length = int.from_bytes(mv[i + 4 : i + 8], "little")
         if kind == b"EXIF":
-            orientation = exif_orientation(bytes(mv[i + 8 : i + 8 + length]))
+            payload = bytes(mv[i + 8 : i + 8 + length])
+            orientation = exif_orientation(payload)
+            # nvImageCodec reads the chunk as the WebP spec has it (a bare TIFF
+            # structure) but ignores it behind the "Exif\0\0" prefix some
+            # writers add (Pillow reads both): then the decoder orients.
+            nv_orients = not payload.startswith(b"Exif\x00\x00")
             break
         i += 8 + length + (length & 1)
-    # nvImageCodec's WebP decoder ignores the EXIF chunk: the decoder orients.
-    return Header("webp", orientation, orientation == 1)
+    return Header("webp", orientation, nv_orients or orientation == 1)
 
 
 # ----------------------------------------------------------------------------

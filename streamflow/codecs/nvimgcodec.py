@@ -327,6 +327,11 @@ class ImageDecoder:
             color_spec=nv.ColorSpec.UNCHANGED,
             allow_any_depth=True,
         )
+        # nvImageCodec 0.9 half-applies a TIFF's orientation when told not to
+        # (flips done, transposes not): such files are decoded oriented, then undone.
+        self._native_oriented_params = nv.DecodeParams(
+            apply_exif_orientation=True, color_spec=nv.ColorSpec.UNCHANGED, allow_any_depth=True,
+        )
 
     # -- nvimgcodec objects -------------------------------------------------
 
@@ -528,8 +533,14 @@ class ImageDecoder:
 
     def _run_native(self, jobs: list[_Job], results: list[Any], names: list[str], retry: list[_Job]) -> None:
         """Other formats decoded by nvImageCodec on the CPU as stored, then converted."""
-        decoded = self._decode_native([job.probe.stream for job in jobs])
-        for job, img in zip(jobs, decoded):
+        undo = [self._undo_tiff(job.probe.header) for job in jobs]
+        decoded: list[Any] = [None] * len(jobs)
+        for flag, params in ((False, self._native_params), (True, self._native_oriented_params)):
+            group = [k for k in range(len(jobs)) if undo[k] == flag]
+            if group:
+                for k, img in zip(group, self._decode_native([jobs[k].probe.stream for k in group], params)):
+                    decoded[k] = img
+        for job, img, undone in zip(jobs, decoded, undo):
             if img is None:
                 job.probe.why = self._failure_reason(job.probe, None)
                 retry.append(job)
@@ -545,10 +556,17 @@ class ImageDecoder:
                 job.probe.why = str(exc)
                 retry.append(job)
                 continue
-            orientation = 1 if header.nv_orients or not self.adjust_orientation else header.orientation
+            if undone:
+                orientation = _undo(header.orientation)
+            else:
+                orientation = 1 if header.nv_orients or not self.adjust_orientation else header.orientation
             results[job.index] = self._deliver(to_output(
                 native, self.output_type, self.dtype, orientation=orientation, region=job.region))
             names[job.index] = "nvimgcodec"
+
+    def _undo_tiff(self, header: Header) -> bool:
+        """Decode oriented and undo: a TIFF with an orientation, ``adjust_orientation`` off."""
+        return header.fmt == "tiff" and header.orientation != 1 and not self.adjust_orientation
 
     def _run_fallback(self, job: _Job) -> tuple[Any, str]:
         """One file decoded by Pillow or tifffile: (result, decoder name)."""
@@ -583,9 +601,9 @@ class ImageDecoder:
         """
         return list(self._decoder().decode(streams, params=self._params))
 
-    def _decode_native(self, streams: list[Any]) -> list[Any]:
+    def _decode_native(self, streams: list[Any], params: Any) -> list[Any]:
         """The native route's code streams decoded on the CPU as stored: host ``Image`` or ``None``."""
-        return list(self._decoder().decode(streams, params=self._native_params))
+        return list(self._decoder().decode(streams, params=params))
 
     @staticmethod
     def _failed(img: Any) -> bool:
@@ -822,9 +840,9 @@ class GpuImageDecoder(ImageDecoder):
             self._cpu_decoder = _cpu_only_decoder(self.cpu_threads)
         return self._cpu_decoder
 
-    def _decode_native(self, streams: list[Any]) -> list[Any]:
+    def _decode_native(self, streams: list[Any], params: Any) -> list[Any]:
         """The native route on the CPU (the device's codecs differ); results are copied over."""
-        return list(self._host_decoder().decode(streams, params=self._native_params))
+        return list(self._host_decoder().decode(streams, params=params))
 
     @staticmethod
     def _failed(img: Any) -> bool:
