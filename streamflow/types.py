@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "ANY_DATA",
     "BGR",
     "BOOL",
     "FLOAT",
@@ -228,6 +229,7 @@ RGB = ImageType.RGB
 BGR = ImageType.BGR
 GRAY = ImageType.GRAY
 YCbCr = ImageType.YCbCr
+ANY_DATA = ImageType.ANY_DATA
 INTERP_NN = InterpType.INTERP_NN
 INTERP_LINEAR = InterpType.INTERP_LINEAR
 INTERP_CUBIC = InterpType.INTERP_CUBIC
