@@ -458,6 +458,12 @@ def test_orientation_is_the_same_through_every_decoder() -> None:
         want = np.asarray(ImageOps.exif_transpose(Image.open(io.BytesIO(b.getvalue()))).convert("RGB"))
         assert np.array_equal(out, want)
         assert np.array_equal(orient(np.asarray(la.convert("RGB")), orientation), want)
+        h, w = want.shape[:2]
+        region = (1, 2, h - 3, w - 1)  # windows of fallback decodes are crops of the oriented image
+        assert np.array_equal(decoder().decode(b.getvalue(), region=region), want[1 : h - 3, 2 : w - 1])
+        assert decoder().peek_shape(b.getvalue()) == want.shape
+        (bad,) = decoder().decode_batch([b.getvalue()], ["la.png"], regions=[(0, 0, h + 1, w)])
+        assert isinstance(bad, DecodeError) and "outside" in bad.reason
 
 
 # ----------------------------------------------------------------------------- dtype
