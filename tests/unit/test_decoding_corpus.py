@@ -534,3 +534,18 @@ def test_pipeline_counts_images_per_decoder(tmp_path: Path) -> None:
     op = next(o for o in stats.operators if o.name.startswith("decoders.image"))
     assert sum(n for k, n in op.counts.items() if k.startswith("decoded_by:")) == sum(counts.values())
     assert any("broken.png" in (s.source or "") for s in stats.skipped)
+
+
+def test_plain_cmyk_jpeg_as_pillow_writes_it() -> None:
+    """Adobe transform 0 (plain CMYK; the corpus file is YCCK): RGB as Pillow, ANY_DATA Pillow's CMYK."""
+    with Image.open(CORPUS / "hopper.png") as im:
+        cmyk = im.convert("CMYK")
+    b = io.BytesIO()
+    cmyk.save(b, "JPEG", quality=95)
+    data = b.getvalue()
+    with Image.open(io.BytesIO(data)) as im:
+        want_rgb, want_cmyk = np.asarray(im.convert("RGB")), np.asarray(im)
+    assert int(np.abs(decoder().decode(data).astype(int) - want_rgb).max()) <= 1
+    names: list[str] = []
+    (out,) = decoder("any_data").decode_batch([data], ["cmyk.jpg"], decoded_by=names)
+    assert names == [PIL] and np.array_equal(out, want_cmyk)
