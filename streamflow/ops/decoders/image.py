@@ -7,10 +7,11 @@ per-format checks against Pillow and DALI 2.4 are in ``docs/decoding.md``;
 the images each decoder produced are counted in ``pipe.stats().decoded_by``.
 
 Each reads the oriented image size from the header (``ImageDecoder.peek_shape``),
-computes the window, and decodes only that window (``decode_batch(regions=...)``,
-an nvImageCodec region decode). The result equals decoding the whole image and
-slicing the window, bit for bit (nvImageCodec's region decode is exact, EXIF
-orientation included), but reads and converts only the window's pixels.
+computes the window, and decodes it (``decode_batch(regions=...)``). For JPEG
+to RGB/BGR/GRAY/YCbCr that is an nvImageCodec region decode, which reads and
+converts only the window's pixels; other images are decoded whole and cut.
+Either way the result equals decoding the whole image and slicing the window,
+bit for bit (EXIF orientation included).
 """
 
 from __future__ import annotations
