@@ -75,18 +75,23 @@ def _order(header: Header) -> list[str]:
 
 
 def image_size(data: Any, header: Header) -> tuple[int, int] | None:
-    """(height, width) as stored, from a fallback decoder's header parse; ``None`` if none can."""
-    Image = _module("pillow")
-    if Image is None or header.fmt not in _PILLOW_FORMAT:
-        return None
-    try:
-        with Image.open(io.BytesIO(_bytes(data)), formats=[_PILLOW_FORMAT[header.fmt]]) as im:
-            w, h = im.size
-    except Exception:
-        return None
-    if header.fmt == "tiff" and header.swaps_axes:  # Pillow reports TIFF sizes oriented
-        return w, h
-    return h, w
+    """(height, width) as stored, from the header parse of the first fallback decoder
+    that can read it (the one ``decode`` would use); ``None`` if none can."""
+    raw = _bytes(data)
+    for name in _order(header):
+        try:
+            if name == "tifffile":
+                with _module(name).TiffFile(io.BytesIO(raw)) as tf:
+                    page = tf.pages[0]
+                    return int(page.imagelength), int(page.imagewidth)
+            with _module(name).open(io.BytesIO(raw), formats=[_PILLOW_FORMAT[header.fmt]]) as im:
+                w, h = im.size
+        except Exception:
+            continue
+        if header.fmt == "tiff" and header.swaps_axes:  # Pillow reports TIFF sizes oriented
+            return w, h
+        return h, w
+    return None
 
 
 def decode(data: Any, header: Header, max_pixels: int | None) -> tuple[Native, bool]:
