@@ -245,16 +245,13 @@ def to_output(
         native = _oriented(native, orientation)
     native = crop(native, region)
     if output_type is ImageType.ANY_DATA:
-        arr = native.array
-        if native.kind == "lab":
-            return arr if out_dtype == arr.dtype else convert_dtype(arr, out_dtype, xp)
-        return convert_dtype(arr, out_dtype, xp, native.bits)
+        return xp.ascontiguousarray(convert_dtype(native.array, out_dtype, xp, native.bits))
     arr, gray = _color(native, xp)
     bits = None if native.kind in ("cmyk", "lab") else native.bits
     if output_type is ImageType.GRAY:
         if not gray:
             arr = rgb_to_gray(arr, xp)
-        return convert_dtype(arr, out_dtype, xp, bits)
+        return xp.ascontiguousarray(convert_dtype(arr, out_dtype, xp, bits))
     if output_type is ImageType.YCbCr:
         if gray:
             arr = xp.concatenate([arr] * 3, axis=2)

@@ -112,7 +112,7 @@ def exif_orientation(tiff: bytes) -> int:
                 else:
                     return 1
                 return val if 1 <= val <= 8 else 1
-    except (KeyError, struct.error):
+    except (KeyError, struct.error, OverflowError):
         return 1
     return 1
 
@@ -287,7 +287,7 @@ def tiff_tags(data: bytes | memoryview) -> dict[int, int]:
             if cnt * _TYPE_SIZE[typ] > inline:
                 where = struct.unpack_from(end + ("Q" if big else "I"), mv, where)[0]
             out[tag] = struct.unpack_from(end + _TYPE_FMT[typ], mv, where)[0]
-    except (KeyError, struct.error):
+    except (KeyError, struct.error, OverflowError):
         pass
     return out
 
