@@ -365,7 +365,10 @@ class ImageDecoder:
         size = len(raw)
         if size == 0:
             return DecodeError("empty input (0 bytes)", source)
-        header = inspect(raw)
+        try:
+            header = inspect(raw)
+        except Exception as exc:  # the parsers are fuzzed never to raise; a miss names the file
+            return DecodeError(f"unreadable header ({type(exc).__name__}: {exc})", source)
         if header is None:
             head = bytes(raw[:8])
             return DecodeError(
