@@ -182,3 +182,15 @@ def test_isolated_worker_reports_back(tiny_set: Path) -> None:
     cfg = cpu_pipeline.BenchConfig(**TINY, data_dir=str(tiny_set))
     result = cpu_pipeline.run_isolated("streamflow", cfg)
     assert result["system"] == "streamflow" and result["status"] in ("ok", "skipped")
+
+
+def test_decode_micro_quick_run(tmp_path: Path) -> None:
+    _skip_unless("PIL", "numpy")
+    import decode_micro
+
+    out = tmp_path / "decode.json"
+    assert decode_micro.main(["--quick", "--data-dir", str(tmp_path / "jpegs"), "--json", str(out)]) == 0
+    result = json.loads(out.read_text())["results"]
+    assert set(result) == {"streamflow", "pillow"}
+    assert all(r["cpu_median"] > 0 and len(r["cpu_ms_per_image"]) == 1 for r in result.values())
+
