@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import struct
 import zlib
-from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = ["Header", "detect_format", "exif_orientation", "inspect", "jpeg_exif_orientation"]
 
 
-@dataclass(frozen=True)
-class Header:
+class Header(NamedTuple):  # a tuple: built per image, ~4x cheaper than a frozen dataclass
     """Facts about one encoded image, from its header.
 
     Attributes:
