@@ -424,13 +424,15 @@ class ImageDecoder:
         return 1 if self.output_type is ImageType.GRAY else 3
 
     def peek_shape(
-        self, data: bytes | np.ndarray, source: str | None = None
+        self, data: bytes | np.ndarray, source: str | None = None, *, stored_channels: bool = False
     ) -> tuple[int, int, int]:
         """(H, W, C) of the decoded output, from the header only.
 
         H and W follow the EXIF orientation (every format that carries one)
         when ``adjust_orientation`` is on; C is that of ``output_type`` (for
-        ``ANY_DATA``: the stored channels, as the header reports them).
+        ``ANY_DATA``: the stored channels, a transparency counted as alpha).
+        ``stored_channels``: C is the channel count nvImageCodec's header
+        parse reports, whatever ``output_type``.
 
         Raises:
             DecodeError: the header cannot be read (or exceeds ``max_pixels``).
@@ -441,7 +443,9 @@ class ImageDecoder:
         hw = probe.oriented_size(self.adjust_orientation)
         if hw is None:
             raise DecodeError(f"bad {probe.header.fmt.upper()} header: no decoder can read its size", source)
-        if self.output_type is ImageType.ANY_DATA:
+        if stored_channels:
+            c = probe.channels
+        elif self.output_type is ImageType.ANY_DATA:
             c = probe.channels + (1 if probe.header.alpha and probe.channels in (1, 3) else 0)
         else:
             c = self._out_channels()

@@ -126,3 +126,11 @@ def test_inspect_never_raises_on_hostile_bytes(magic: bytes, body: bytes) -> Non
     header = inspect(magic + body)
     assert header is not None and 1 <= header.orientation <= 8
     assert header.route in ("nv", "fallback", "prefer_fallback")
+
+
+def test_peek_shape_stored_channels() -> None:
+    """``stored_channels``: the header's channel count whatever the output type."""
+    for name, stored in [("pil123rgba.png", 4), ("hopper.png", 3), ("hopper_8bit.pgm", 1), ("uncompressed_la.png", 2)]:
+        data = (CORPUS / name).read_bytes()
+        h, w, c = ImageDecoder(output_type="gray").peek_shape(data, name, stored_channels=True)
+        assert c == stored and (h, w, 1) == ImageDecoder(output_type="gray").peek_shape(data, name)
