@@ -228,3 +228,11 @@ def test_augment_ops_streamflow_rows(monkeypatch: pytest.MonkeyPatch) -> None:
     assert set(result["ops"]) == {"gaussian_blur s=2", "trivial_augment_wide"}
     assert all(v.get("items") == [2] for v in result["ops"].values()), result["ops"]
     assert result["numpy_blur"]["items"] == [2]
+def test_decode_micro_quick_run(tmp_path: Path) -> None:
+    _skip_unless("PIL", "numpy")
+    import decode_micro
+    out = tmp_path / "decode.json"
+    assert decode_micro.main(["--quick", "--data-dir", str(tmp_path / "jpegs"), "--json", str(out)]) == 0
+    result = json.loads(out.read_text())["results"]
+    assert set(result) == {"streamflow", "pillow"}
+    assert all(r["cpu_median"] > 0 and len(r["cpu_ms_per_image"]) == 1 for r in result.values())
