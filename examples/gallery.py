@@ -4,8 +4,9 @@
 
 Every picture is made by a streamflow pipeline (``fn.external_source`` feeding
 the operator), from the same photo reduced to ``--width`` pixels. Geometry
-operators (``fn.rotate``, ``fn.random_resized_crop``, ...) are included when
-this version of streamflow has them. Needs Pillow (to read and write PNGs).
+operators (``fn.rotate``, ``fn.random_resized_crop``, ...), filters, noise
+and the automatic augmentations (``streamflow.auto_aug``) are included. Needs
+Pillow (to read and write PNGs).
 """
 
 from __future__ import annotations
@@ -66,7 +67,55 @@ def augmentations() -> list[tuple[str, str, Callable[[Any], Any]]]:
         ("random_resized_crop", "`fn.random_resized_crop(size=(160, 160))` (seeded)",
          lambda x: fn.random_resized_crop(x, size=(160, 160))),
     ]
+    items += _augment_gallery()
     return items
+
+
+def _augment_gallery() -> list[tuple[str, str, Callable[[Any], Any]]]:
+    """Blur, noise, masks, JPEG artifacts, equalization and the automatic augmentations."""
+    from streamflow.auto_aug import augmentations as aa
+    from streamflow.auto_aug import auto_augment, rand_augment, trivial_augment
+
+    sharpen = np.array([[0, -1, 0], [-1, 5, -1], [0, -1, 0]], dtype=np.float32)
+
+    def fixed(aug: Any, magnitude_bin: int) -> Callable[[Any], Any]:
+        steady = aug.augmentation(randomly_negate=False)  # the positive magnitude, for a steady picture
+        return lambda x: steady(x, magnitude_bin=magnitude_bin, num_magnitude_bins=11)
+
+    return [
+        ("brightness_1.4", "`fn.brightness(brightness=1.4)`", lambda x: fn.brightness(x, brightness=1.4)),
+        ("contrast_0.4", "`fn.contrast(contrast=0.4)`", lambda x: fn.contrast(x, contrast=0.4)),
+        ("gaussian_blur_3", "`fn.gaussian_blur(sigma=3)`", lambda x: fn.gaussian_blur(x, sigma=3.0)),
+        ("laplacian", "`fn.laplacian(window_size=5, dtype=FLOAT)` (rescaled for display)",
+         lambda x: fn.laplacian(fn.color_space_conversion(x, image_type="rgb", output_type="gray"), window_size=5,
+                                dtype=sf.types.FLOAT)),
+        ("filter_sharpen", "`fn.filter(x, [[0, -1, 0], [-1, 5, -1], [0, -1, 0]])`", lambda x: fn.filter(x, sharpen)),
+        ("median_blur_7", "`fn.experimental.median_blur(window_size=7)`",
+         lambda x: fn.experimental.median_blur(x, window_size=7)),
+        ("noise_gaussian", "`fn.noise.gaussian(stddev=25)` (seeded)", lambda x: fn.noise.gaussian(x, stddev=25.0)),
+        ("noise_salt_and_pepper", "`fn.noise.salt_and_pepper(prob=0.1)` (seeded)",
+         lambda x: fn.noise.salt_and_pepper(x, prob=0.1)),
+        ("noise_shot", "`fn.noise.shot(factor=12)` (seeded)", lambda x: fn.noise.shot(x, factor=12.0)),
+        ("grid_mask", "`fn.grid_mask(tile=48, ratio=0.4, angle=0.5)`",
+         lambda x: fn.grid_mask(x, tile=48, ratio=0.4, angle=0.5)),
+        ("jpeg_q5", "`fn.jpeg_compression_distortion(quality=5)`",
+         lambda x: fn.jpeg_compression_distortion(x, quality=5)),
+        ("equalize", "`fn.equalize()`", fn.equalize),
+        ("aa_shear_x", "`auto_aug.augmentations.shear_x` (bin 8 of 11)", fixed(aa.shear_x, 8)),
+        ("aa_translate_y", "`auto_aug.augmentations.translate_y_no_shape` (bin 4 of 11)",
+         fixed(aa.translate_y_no_shape, 4)),
+        ("aa_posterize", "`auto_aug.augmentations.posterize` (bin 10 of 11: 4 bits)", fixed(aa.posterize, 10)),
+        ("aa_solarize", "`auto_aug.augmentations.solarize` (bin 5 of 11: threshold 128)", fixed(aa.solarize, 5)),
+        ("aa_sharpness", "`auto_aug.augmentations.sharpness` (bin 10 of 11)", fixed(aa.sharpness, 10)),
+        ("aa_auto_contrast", "`auto_aug.augmentations.auto_contrast`", aa.auto_contrast),
+        ("aa_invert", "`auto_aug.augmentations.invert`", aa.invert),
+        ("auto_augment", "`auto_augment.auto_augment_image_net()` (seeded: one draw)",
+         lambda x: auto_augment.auto_augment_image_net(x, seed=3)),
+        ("rand_augment", "`rand_augment.rand_augment(n=2, m=15)` (seeded: one draw)",
+         lambda x: rand_augment.rand_augment(x, n=2, m=15, seed=1)),
+        ("trivial_augment_wide", "`trivial_augment.trivial_augment_wide()` (seeded: one draw)",
+         lambda x: trivial_augment.trivial_augment_wide(x, seed=4)),
+    ]
 
 
 def run_all(image: np.ndarray, items: list[tuple[str, str, Callable[[Any], Any]]]) -> list[np.ndarray]:

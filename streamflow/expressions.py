@@ -254,6 +254,8 @@ class ArithmeticOp(Operator):
         self._layout = layout
         #: The CPU kernel (``expression_kernels.CompiledExpression``), or None: numpy only.
         self.compiled = compiled
+        #: shapes of the array constants: they broadcast with the inputs (``[a, 0] * x`` is 2 values per sample)
+        self._const_shapes = tuple(_const_shapes(expr))
 
     def describe_expression(self) -> str:
         return _text(self.expr)
@@ -276,10 +278,10 @@ class ArithmeticOp(Operator):
     def evaluate(self, values: Sequence[np.ndarray]) -> np.ndarray:
         """The expression on one sample's operands, block by block."""
         dtype = result_type(self.expr, [v.dtype for v in values])
-        shape = np.broadcast_shapes(*(v.shape for v in values)) if values else ()
+        shape = np.broadcast_shapes(*(v.shape for v in values), *self._const_shapes) if values else ()
         with np.errstate(all="ignore"):
             size = int(np.prod(shape, dtype=np.int64))
-            if size <= BLOCK or not values:
+            if size <= BLOCK or not values or self._const_shapes:  # array constants do not split in blocks
                 return np.asarray(_evaluate(self.expr, values), dtype=dtype).reshape(shape)
             flat = [np.broadcast_to(v, shape).reshape(-1) for v in values]
             out = np.empty(size, dtype=dtype)
@@ -290,6 +292,15 @@ class ArithmeticOp(Operator):
 
     def layout(self, index: int) -> str:
         return self._layout
+
+
+def _const_shapes(expr: Expr) -> list[tuple[int, ...]]:
+    """The shapes of the expression's non-scalar constants."""
+    if isinstance(expr, Const):
+        return [np.shape(expr.value)] if np.ndim(expr.value) else []
+    if isinstance(expr, Node):
+        return [s for a in expr.args for s in _const_shapes(a)]
+    return []
 
 
 def _text(expr: Expr) -> str:

@@ -111,6 +111,10 @@ class DataNode:
 
     __slots__ = ("channels", "device", "index", "name", "producer")
 
+    # numpy scalars on the left (``np.uint8(255) - x``) defer to our reflected operators, which
+    # keep their type, instead of numpy converting this node to an object array
+    __array_ufunc__ = None
+
     def __init__(self, producer: OpNode, index: int, device: Device, name: str, channels: int | None = None) -> None:
         self.producer = producer
         self.index = index

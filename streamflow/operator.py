@@ -54,6 +54,8 @@ class Chunk:
         failures: row position -> error, filled through ``fail``.
         output_slots: set by the engine when the operator's outputs are
             pipeline outputs; see ``output_buffer``.
+        counts: operator-defined event counts (``count``), summed per
+            operator into ``pipe.stats()`` (``OperatorStats.counts``).
     """
 
     inputs: list[list[Any]]
@@ -64,6 +66,7 @@ class Chunk:
     key: RandomKey = RandomKey(0, 0)
     failures: dict[int, SampleError] = field(default_factory=dict)
     output_slots: Callable[[int, int, tuple[int, ...], Any], np.ndarray | None] | None = None
+    counts: dict[str, int] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.sample_ids)
@@ -99,6 +102,10 @@ class Chunk:
                 self.fail(row, err)
                 out.append(None)
         return out
+
+    def count(self, key: str, n: int = 1) -> None:
+        """Count ``n`` events of ``key`` (e.g. ``"decoded_by:pillow"``) for ``pipe.stats()``."""
+        self.counts[key] = self.counts.get(key, 0) + n
 
     def fail(self, row: int, error: BaseException) -> None:
         """Mark ``row`` as failed; its outputs are ignored by the engine."""

@@ -98,6 +98,9 @@ class OperatorStats:
             error).
         rows: rows (samples) it was called on.
         stage: the stage that runs it (``"cpu"``, ...); ``""`` when unknown.
+        counts: events the operator counted, by key. The image decoders count
+            the images each decoder produced: ``{"decoded_by:nvimgcodec": 510,
+            "decoded_by:pillow": 2}`` (``PipelineStats.decoded_by`` sums them).
     """
 
     name: str
@@ -106,6 +109,7 @@ class OperatorStats:
     calls: int = 0
     rows: int = 0
     stage: str = ""
+    counts: dict[str, int] = field(default_factory=dict)
 
     @property
     def time_per_batch(self) -> float:
@@ -239,6 +243,18 @@ class PipelineStats:
         """How many samples were skipped."""
         return max(self.skipped_total, len(self.skipped))
 
+    @property
+    def decoded_by(self) -> dict[str, int]:
+        """Images decoded per decoder (``nvimgcodec``, ``nvimgcodec-gpu``, ``pillow``,
+        ``tifffile``), summed over the image decoder operators."""
+        total: dict[str, int] = {}
+        for op in self.operators:
+            for key, n in op.counts.items():
+                if key.startswith("decoded_by:"):
+                    decoder = key[len("decoded_by:"):]
+                    total[decoder] = total.get(decoder, 0) + n
+        return total
+
     def stage(self, name: str) -> StageStats:
         """The stage (or ``"consumer"``) called ``name``."""
         for s in self.all_stages:
@@ -300,6 +316,7 @@ class PipelineStats:
                 busy_time=o.busy_time - b.busy_time,
                 calls=o.calls - b.calls,
                 rows=o.rows - b.rows,
+                counts={k: n - b.counts.get(k, 0) for k, n in o.counts.items()},
             )
 
         return PipelineStats(

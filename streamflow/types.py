@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "ANY_DATA",
     "BGR",
     "BOOL",
     "FLOAT",

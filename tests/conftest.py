@@ -54,7 +54,7 @@ def many_files(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
 
 @pytest.fixture
 def broken_root(tmp_path: Path) -> Path:
-    """Good JPEGs plus a truncated one and one with a junk header, in one class."""
+    """Good JPEGs plus a truncated JPEG and a PNG with a garbage header, in one class."""
     cls = tmp_path / "only"
     cls.mkdir()
     for f in GOOD_JPEGS[:4] + BROKEN_JPEGS:

@@ -31,7 +31,10 @@ GOOD_JPEGS = [
     PHOTOS / "rocket.jpg",
     PHOTOS / "retina.jpg",
 ]
-BROKEN_JPEGS = [QUIRKS / "truncated_jpeg.jpg", QUIRKS / "junk_jpeg_header.jpg"]
+CORPUS = DATA / "pillow-corpus"
+#: Real files no decoder reads (nvImageCodec nor the Pillow fallback): a JPEG
+#: cut short, and a PNG whose header is garbage (fails before any decode).
+BROKEN_JPEGS = [QUIRKS / "truncated_jpeg.jpg", CORPUS / "broken.png"]
 
 #: Real images for the region decoders: windows of EXIF-rotated JPEGs are in oriented coordinates.
 DECODER_FILES = [

@@ -1,9 +1,11 @@
 """Image decoding through nvImageCodec (the only module that imports it).
 
 ``ImageDecoder`` turns encoded images (JPEG, PNG, BMP, TIFF, WebP, JPEG 2000,
-PNM) into HWC ``uint8`` arrays on the CPU, one result per input: an array, or
-a ``DecodeError`` that names the source and the cause. Bad data never raises.
+PNM) into HWC arrays on the CPU, one result per input: an array, or a
+``DecodeError`` that names the source and the cause. Bad data never raises.
 ``GpuImageDecoder`` does the same into device (cupy) arrays for one GPU stage.
+What nvImageCodec cannot read, or reads wrongly (``headers``), goes to the
+CPU fallback decoders (``fallback``); the output conversion is ``convert``.
 
 Facts this module relies on (nvImageCodec 0.9, checked on the CPU backend):
 
@@ -24,8 +26,9 @@ Facts this module relies on (nvImageCodec 0.9, checked on the CPU backend):
   On the CPU both become ``DecodeError``; on the GPU a ``None`` is retried and
   then checked by the CPU decoder first (``GpuImageDecoder``).
 * ``CodeStream.height/width`` are the stored (un-rotated) dimensions. The EXIF
-  orientation is not exposed by the Python API, so for JPEG it is read here
-  from the APP1 segment (``jpeg_exif_orientation``).
+  orientation is not exposed by the Python API, so it is read from the file
+  (``headers.inspect``). nvImageCodec applies it for JPEG, PNG ``eXIf`` and
+  TIFF, not for WebP (the decoder does, after decoding).
 * A ``Region`` given to ``get_sub_code_stream`` is in the coordinates of the
   *oriented* output when ``apply_exif_orientation`` is on: a region decode
   equals cropping the full (oriented) decode bit for bit, for all 8 EXIF
@@ -38,23 +41,27 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
-import struct
 import sys
 import threading
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ..errors import DecodeError, MissingDependencyError
-from ..types import Device, ImageType, parse_device, parse_image_type
+from ..types import DataType, Device, ImageType, parse_device, parse_dtype, parse_image_type
+from . import fallback
+from .convert import DTYPES, Native, convert_dtype, rgb_to_ycbcr, to_output
+from .headers import Header, detect_format, inspect, jpeg_exif_orientation
 
 __all__ = [
     "GpuImageDecoder",
     "ImageDecoder",
     "Region",
     "detect_format",
+    "host_array",
     "jpeg_exif_orientation",
     "nvimgcodec_module",
     "rgb_to_ycbcr",
@@ -174,124 +181,10 @@ def host_array(img: Any) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------
-# Header sniffing (pure Python, no nvimgcodec): format names and EXIF.
-# --------------------------------------------------------------------------
-
-
-def detect_format(head: bytes) -> str | None:
-    """The image format named by the first bytes, or ``None`` if unknown.
-
-    Returns one of ``jpeg png bmp tiff webp jpeg2k pnm gif`` (``gif`` is
-    recognised only to say that it is unsupported).
-    """
-    if head[:3] == b"\xff\xd8\xff":
-        return "jpeg"
-    if head[:8] == b"\x89PNG\r\n\x1a\n":
-        return "png"
-    if head[:2] == b"BM":
-        return "bmp"
-    if head[:4] in (b"II*\x00", b"MM\x00*"):
-        return "tiff"
-    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-        return "webp"
-    if head[:12] == b"\x00\x00\x00\x0cjP  \r\n\x87\n" or head[:4] == b"\xff\x4f\xff\x51":
-        return "jpeg2k"
-    if len(head) >= 2 and head[0:1] == b"P" and head[1:2] in b"123456":
-        return "pnm"
-    if head[:4] == b"GIF8":
-        return "gif"
-    return None
-
-
-_UNSUPPORTED = {"gif": "GIF is not supported by nvImageCodec"}
-
-
-def jpeg_exif_orientation(data: bytes | memoryview) -> int:
-    """The EXIF orientation (1..8) stored in a JPEG's APP1 segment; 1 if none.
-
-    Walks the markers up to the first SOF/SOS, reads the first ``Exif`` APP1
-    and its IFD0 tag 0x0112. Malformed EXIF counts as "no orientation".
-    """
-    mv = memoryview(data)
-    n = len(mv)
-    i = 2
-    while i + 4 <= n:
-        if mv[i] != 0xFF:
-            return 1
-        marker = mv[i + 1]
-        if marker == 0xFF:  # fill byte
-            i += 1
-            continue
-        if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7:
-            i += 2
-            continue
-        if marker == 0xDA or 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
-            return 1  # SOS / SOF: no EXIF before the image data
-        seg_len = (mv[i + 2] << 8) | mv[i + 3]
-        if seg_len < 2:
-            return 1
-        if marker == 0xE1 and bytes(mv[i + 4 : i + 10]) == b"Exif\x00\x00":
-            return _tiff_orientation(bytes(mv[i + 10 : i + 2 + seg_len]))
-        i += 2 + seg_len
-    return 1
-
-
-def _tiff_orientation(tiff: bytes) -> int:
-    try:
-        bo = tiff[:2]
-        if bo == b"II":
-            end = "<"
-        elif bo == b"MM":
-            end = ">"
-        else:
-            return 1
-        (ifd,) = struct.unpack_from(end + "I", tiff, 4)
-        (count,) = struct.unpack_from(end + "H", tiff, ifd)
-        for k in range(count):
-            off = ifd + 2 + 12 * k
-            tag, typ, _cnt = struct.unpack_from(end + "HHI", tiff, off)
-            if tag == 0x0112:
-                if typ == 3:  # SHORT
-                    (val,) = struct.unpack_from(end + "H", tiff, off + 8)
-                elif typ == 4:  # LONG
-                    (val,) = struct.unpack_from(end + "I", tiff, off + 8)
-                else:
-                    return 1
-                return val if 1 <= val <= 8 else 1
-    except struct.error:
-        return 1
-    return 1
-
-
-# --------------------------------------------------------------------------
-# Colour conversion
-# --------------------------------------------------------------------------
-
-# DALI's decoders produce YCbCr with ITU-R BT.601 "studio range" coefficients
-# (Y in 16..235, Cb/Cr in 16..240): kernels::color::itu_r_bt_601::rgb_to_ycbcr,
-# which dali/operators/imgcodec uses for DALI_YCbCr output. uint8 results are
-# rounded and saturated; gray pixels (R == G == B) get Cb = Cr = 128 exactly.
-_YCBCR_M = np.array(
-    [[0.257, 0.504, 0.098], [-0.148, -0.291, 0.439], [0.439, -0.368, -0.071]],
-    dtype=np.float32,
-)
-_YCBCR_OFF = np.array([16.0, 128.0, 128.0], dtype=np.float32)
-
-
-def rgb_to_ycbcr(rgb: Any, xp: Any = np) -> Any:
-    """HWC uint8 RGB -> HWC uint8 YCbCr (DALI's BT.601 formula); numpy or cupy."""
-    f = rgb.astype(xp.float32)
-    m = xp.asarray(_YCBCR_M)
-    out = f @ m.T + xp.asarray(_YCBCR_OFF)
-    gray = (rgb[..., 0] == rgb[..., 1]) & (rgb[..., 1] == rgb[..., 2])
-    out[..., 1] = xp.where(gray, 128.0, out[..., 1])
-    out[..., 2] = xp.where(gray, 128.0, out[..., 2])
-    return xp.clip(xp.rint(out), 0, 255).astype(xp.uint8)
-
-
-# --------------------------------------------------------------------------
 # The decoder
 # --------------------------------------------------------------------------
+
+_UNSUPPORTED = {"gif": "GIF is not supported by nvImageCodec"}
 
 
 def _as_input(item: Any) -> bytes | bytearray | np.ndarray:
@@ -317,8 +210,42 @@ def _check_region(region: Any) -> Region:
     return (y0, x0, y1, x1)
 
 
+def _undo(orientation: int) -> int:
+    """The orientation that undoes ``orientation`` (6 and 8 are each other's inverse)."""
+    return {6: 8, 8: 6}.get(orientation, orientation)
+
+
+@dataclass
+class _Probe:
+    """One input, inspected: how it will be decoded, and its stored size when known."""
+
+    raw: Any
+    header: Header
+    route: str  # "fast" | "native" | "fallback"
+    stream: Any = None  # the nvimgcodec CodeStream (fast and native routes)
+    size: tuple[int, int] | None = None  # stored (H, W)
+    why: str = ""  # why the fallback route (for the error when it fails too)
+    channels: int = 0  # stored channels, as nvImageCodec reports them
+
+    def oriented_size(self, adjust: bool) -> tuple[int, int] | None:
+        if self.size is None:
+            return None
+        h, w = self.size
+        return (w, h) if adjust and self.header.swaps_axes else (h, w)
+
+
+@dataclass
+class _Job:
+    """A probe with its place in the batch and the region to decode."""
+
+    index: int
+    probe: _Probe
+    source: str | None
+    region: Region | None
+
+
 class ImageDecoder:
-    """Decodes encoded images on the CPU into HWC ``uint8`` numpy arrays.
+    """Decodes encoded images on the CPU into HWC numpy arrays (DALI's ``decoders.image``).
 
     Thread-safe: holds one nvimgcodec ``Decoder`` per thread
     (``threading.local``), because one ``Decoder`` used from several threads
@@ -326,23 +253,41 @@ class ImageDecoder:
     (``max_num_cpu_threads=1``): parallelism comes from the caller's threads.
     Decoding to the GPU is ``GpuImageDecoder`` (one per GPU stage).
 
+    Each image takes one of three routes (``headers.Header``):
+
+    * *fast*: JPEG to RGB/BGR/GRAY/YCbCr, decoded by nvImageCodec straight
+      into the output colour space (a whole batch in one call);
+    * *native*: the other formats (and JPEG to ``ANY_DATA``), decoded by
+      nvImageCodec as stored (any bit depth, all channels), then converted
+      (``convert.to_output``);
+    * *fallback*: files nvImageCodec cannot read, or reads wrongly, decoded by
+      Pillow or tifffile (``codecs.fallback``, optional). A fast or native
+      decode that fails is retried there too.
+
+    A file no decoder can read is a ``DecodeError`` naming it and the causes.
+
     Args:
         device: ``Device.CPU``, the only device of this class (``GpuImageDecoder``
             is the ``mixed`` one).
         device_id: the GPU of a ``GpuImageDecoder``; unused on the CPU.
-        output_type: RGB, BGR, GRAY (HWC, C=1) or YCbCr (DALI's BT.601).
+        output_type: RGB, BGR, GRAY (HWC, C=1), YCbCr (DALI's BT.601) or
+            ANY_DATA (the channels as stored).
         adjust_orientation: apply the EXIF orientation (default on).
         max_pixels: refuse images whose header claims more pixels than this
             (decompression-bomb guard, checked before decoding); ``None``: no limit.
+        dtype: the output element type (DALI's ``dtype``): samples are scaled
+            to its full range (``convert.convert_dtype``); default uint8.
 
     Raises:
-        ValueError: an unsupported device or output type, or ``max_pixels <= 0``.
+        ValueError: an unsupported device, output type or dtype, or ``max_pixels <= 0``.
         MissingDependencyError: nvImageCodec is not installed.
     """
 
     # The device a class decodes for; a per-thread GPU decoder (N decoders, each
     # with its own threads and nvJPEG state) is what GpuImageDecoder avoids.
     _DEVICE: ClassVar[Device] = Device.CPU
+    #: the name counted for images nvImageCodec decodes on the fast route
+    _FAST_NAME: ClassVar[str] = "nvimgcodec"
 
     def __init__(
         self,
@@ -352,6 +297,7 @@ class ImageDecoder:
         output_type: ImageType | str = ImageType.RGB,
         adjust_orientation: bool = True,
         max_pixels: int | None = 128_000_000,
+        dtype: DataType | str = DataType.UINT8,
     ) -> None:
         self.device = parse_device(device)
         if self.device is Device.GPU:
@@ -362,8 +308,12 @@ class ImageDecoder:
                 "mixed decoding is GpuImageDecoder (one per GPU stage)"
             )
         self.output_type = parse_image_type(output_type)
-        if self.output_type is ImageType.ANY_DATA:
-            raise ValueError("output_type ANY_DATA is not supported by the image decoder")
+        self.dtype = parse_dtype(dtype)
+        if self.dtype not in DTYPES:
+            raise ValueError(
+                f"dtype {self.dtype.name} is not an image decoder output type; "
+                f"expected one of {', '.join(d.name for d in DTYPES)}"
+            )
         self.device_id = device_id
         self.adjust_orientation = bool(adjust_orientation)
         if max_pixels is not None and max_pixels <= 0:
@@ -372,10 +322,21 @@ class ImageDecoder:
         self._local = threading.local()
         nv = nvimgcodec_module()  # fail early when the package is missing
         self._params = self._make_params(nv)
+        self._native_params = nv.DecodeParams(
+            apply_exif_orientation=self.adjust_orientation,
+            color_spec=nv.ColorSpec.UNCHANGED,
+            allow_any_depth=True,
+        )
+        # nvImageCodec 0.9 half-applies a TIFF's orientation when told not to
+        # (flips done, transposes not): such files are decoded oriented, then undone.
+        self._native_oriented_params = nv.DecodeParams(
+            apply_exif_orientation=True, color_spec=nv.ColorSpec.UNCHANGED, allow_any_depth=True,
+        )
 
     # -- nvimgcodec objects -------------------------------------------------
 
     def _make_params(self, nv: Any) -> Any:
+        """The fast route's parameters: JPEG straight into the output colour space."""
         kw: dict[str, Any] = {"apply_exif_orientation": self.adjust_orientation}
         if self.output_type is ImageType.GRAY:
             # Decode straight to gray, as DALI does: for JPEG this is the Y
@@ -399,39 +360,65 @@ class ImageDecoder:
 
     # -- header inspection --------------------------------------------------
 
-    def _parse(self, raw: Any, source: str | None) -> tuple[Any, str, int, int, int] | DecodeError:
-        """CodeStream + format + oriented (H, W) + channels, or a DecodeError."""
-        nv = nvimgcodec_module()
+    def _probe(self, raw: Any, source: str | None) -> _Probe | DecodeError:
+        """How ``raw`` will be decoded, or a ``DecodeError`` when no decoder can."""
         size = len(raw)
         if size == 0:
             return DecodeError("empty input (0 bytes)", source)
-        head = bytes(raw[:16])
-        fmt = detect_format(head)
-        if fmt is None:
+        try:
+            header = inspect(raw)
+        except Exception as exc:  # the parsers are fuzzed never to raise; a miss names the file
+            return DecodeError(f"unreadable header ({type(exc).__name__}: {exc})", source)
+        if header is None:
+            head = bytes(raw[:8])
             return DecodeError(
-                f"not a recognised image format (first bytes {head[:8].hex(' ')}, {size} bytes)",
-                source,
+                f"not a recognised image format (first bytes {head.hex(' ')}, {size} bytes)", source
             )
+        fmt = header.fmt
         if fmt in _UNSUPPORTED:
             return DecodeError(_UNSUPPORTED[fmt], source)
+        route, why = self._route(header)
+        if route == "fallback" and not fallback.available(fmt):
+            return DecodeError(f"{why}: needs a CPU fallback decoder; {fallback.NONE_INSTALLED}", source)
+        probe = _Probe(raw, header, route, why=why)
         try:
-            cs = nv.CodeStream(raw)
-            h, w, c = int(cs.height), int(cs.width), int(cs.num_channels)
+            cs = nvimgcodec_module().CodeStream(raw)
+            probe.size = (int(cs.height), int(cs.width))
+            probe.channels = int(cs.num_channels)
+            if route != "fallback":
+                probe.stream = cs
         except RuntimeError as exc:
-            return DecodeError(
-                f"bad {fmt.upper()} header: nvImageCodec cannot parse it ({exc})", source
-            )
-        if h <= 0 or w <= 0:
-            return DecodeError(f"bad {fmt.upper()} header: image size {h}x{w}", source)
-        if self.max_pixels is not None and h * w > self.max_pixels:
-            return DecodeError(
-                f"image of {h}x{w} = {h * w} pixels exceeds max_pixels={self.max_pixels} "
-                "(refused before decoding)",
-                source,
-            )
-        if self.adjust_orientation and fmt == "jpeg" and jpeg_exif_orientation(raw) >= 5:
-            h, w = w, h
-        return cs, fmt, h, w, c
+            probe.why = f"bad {fmt.upper()} header: nvImageCodec cannot parse it ({exc})"
+            if route != "fallback" and not fallback.available(fmt):
+                return DecodeError(f"{probe.why}; {fallback.NONE_INSTALLED}", source)
+            probe.route = "fallback"
+            probe.size = fallback.image_size(raw, header)
+        if probe.size is not None:
+            h, w = probe.size
+            if h <= 0 or w <= 0:
+                return DecodeError(f"bad {fmt.upper()} header: image size {h}x{w}", source)
+            if self.max_pixels is not None and h * w > self.max_pixels:
+                return DecodeError(
+                    f"image of {h}x{w} = {h * w} pixels exceeds max_pixels={self.max_pixels} "
+                    "(refused before decoding)",
+                    source,
+                )
+        return probe
+
+    def _route(self, header: Header) -> tuple[str, str]:
+        """(route, why) for a file, before its header is parsed by nvImageCodec."""
+        fmt = header.fmt
+        if header.route == "fallback":
+            return "fallback", header.why
+        if header.route == "prefer_fallback" and fallback.available(fmt):
+            return "fallback", ""  # a choice, not a defect of the file: no reason to report
+        if self.output_type is ImageType.ANY_DATA:
+            if fmt == "jpeg" and header.channels == 4:
+                return "fallback", "CMYK JPEG to ANY_DATA (nvImageCodec fails on it)"
+            if header.alpha:
+                return "fallback", "PNG transparency (tRNS) to ANY_DATA (nvImageCodec drops it)"
+            return "native", ""
+        return ("fast" if fmt == "jpeg" else "native"), ""
 
     def _out_channels(self) -> int:
         return 1 if self.output_type is ImageType.GRAY else 3
@@ -441,19 +428,28 @@ class ImageDecoder:
     ) -> tuple[int, int, int]:
         """(H, W, C) of the decoded output, from the header only.
 
-        H and W follow the EXIF orientation (JPEG) when ``adjust_orientation``
-        is on; C is that of ``output_type`` (``stored_channels``: the file's
-        own channel count). For non-JPEG formats the stored size is returned
-        (EXIF in PNG/WebP/TIFF is not read here).
+        H and W follow the EXIF orientation (every format that carries one)
+        when ``adjust_orientation`` is on; C is that of ``output_type`` (for
+        ``ANY_DATA``: the stored channels, a transparency counted as alpha).
+        ``stored_channels``: C is the channel count nvImageCodec's header
+        parse reports, whatever ``output_type``.
 
         Raises:
             DecodeError: the header cannot be read (or exceeds ``max_pixels``).
         """
-        parsed = self._parse(_as_input(data), source)
-        if isinstance(parsed, DecodeError):
-            raise parsed
-        _cs, _fmt, h, w, c = parsed
-        return (h, w, c if stored_channels else self._out_channels())
+        probe = self._probe(_as_input(data), source)
+        if isinstance(probe, DecodeError):
+            raise probe
+        hw = probe.oriented_size(self.adjust_orientation)
+        if hw is None:
+            raise DecodeError(f"bad {probe.header.fmt.upper()} header: no decoder can read its size", source)
+        if stored_channels:
+            c = probe.channels
+        elif self.output_type is ImageType.ANY_DATA:
+            c = probe.channels + (1 if probe.header.alpha and probe.channels in (1, 3) else 0)
+        else:
+            c = self._out_channels()
+        return (hw[0], hw[1], c)
 
     # -- decoding -----------------------------------------------------------
 
@@ -463,14 +459,17 @@ class ImageDecoder:
         sources: Sequence[str | None],
         *,
         regions: Sequence[Region | None] | None = None,
+        decoded_by: list[str] | None = None,
     ) -> list[Any]:
         """Decode a batch; one result per input, in order.
 
-        Each result is an HWC uint8 array (numpy here; cupy from
+        Each result is an HWC array of ``dtype`` (numpy here; cupy from
         ``GpuImageDecoder``) or a ``DecodeError`` naming the source and the
         cause; never ``None``, and bad data never raises. ``regions[i]`` =
         (y0, x0, y1, x1), end exclusive, in oriented coordinates, decodes only
-        that window (equal to cropping the full decode).
+        that window (equal to cropping the full decode). ``decoded_by``, when
+        given, is filled with the name of the decoder of each input
+        (``nvimgcodec``, ``pillow``, ...; ``""`` for a failure).
 
         Raises:
             ValueError: lengths differ, or a region is malformed (a caller bug).
@@ -485,32 +484,30 @@ class ImageDecoder:
             for i in range(n)
         ]
         results: list[Any] = [None] * n
-        streams: list[Any] = []
-        index: list[int] = []
-        kinds: list[str] = []
+        names = [""] * n
+        jobs: dict[str, list[_Job]] = {"fast": [], "native": [], "fallback": []}
         for i in range(n):
-            raw = _as_input(data[i])
-            parsed = self._parse(raw, sources[i])
-            if isinstance(parsed, DecodeError):
-                results[i] = parsed
+            probe = self._probe(_as_input(data[i]), sources[i])
+            if isinstance(probe, DecodeError):
+                results[i] = probe
                 continue
-            cs, fmt, h, w, _c = parsed
-            reg = checked[i]
-            if reg is not None:
-                y0, x0, y1, x1 = reg
-                if y1 > h or x1 > w:
-                    results[i] = DecodeError(
-                        f"region (y0, x0, y1, x1)={reg} lies outside the {h}x{w} image", sources[i]
-                    )
-                    continue
-                cs = cs.get_sub_code_stream(region=nvimgcodec_module().Region(y0, x0, y1, x1))
-            streams.append(cs)
-            index.append(i)
-            kinds.append(fmt)
-        if streams:
-            decoded = self._decode_streams(streams, [sources[i] for i in index])
-            for i, fmt, img in zip(index, kinds, decoded):
-                results[i] = self._finish(img, fmt, data[i], sources[i])
+            region = checked[i]
+            hw = probe.oriented_size(self.adjust_orientation)
+            if region is not None and hw is not None and (region[2] > hw[0] or region[3] > hw[1]):
+                results[i] = DecodeError(
+                    f"region (y0, x0, y1, x1)={region} lies outside the {hw[0]}x{hw[1]} image", sources[i]
+                )
+                continue
+            jobs[probe.route].append(_Job(i, probe, sources[i], region))
+        retry: list[_Job] = []
+        if jobs["fast"]:
+            self._run_fast(jobs["fast"], results, names, retry)
+        if jobs["native"]:
+            self._run_native(jobs["native"], results, names, retry)
+        for job in jobs["fallback"] + retry:
+            results[job.index], names[job.index] = self._run_fallback(job)
+        if decoded_by is not None:
+            decoded_by[:] = names
         return results
 
     def decode(
@@ -522,29 +519,128 @@ class ImageDecoder:
             raise out
         return out
 
+    def _run_fast(self, jobs: list[_Job], results: list[Any], names: list[str], retry: list[_Job]) -> None:
+        """JPEGs decoded by nvImageCodec into the output colour space, in one call."""
+        nv = nvimgcodec_module()
+        streams = []
+        for job in jobs:
+            cs = job.probe.stream
+            if job.region is not None:
+                y0, x0, y1, x1 = job.region
+                cs = cs.get_sub_code_stream(region=nv.Region(y0, x0, y1, x1))
+            streams.append(cs)
+        decoded = self._decode_streams(streams, [job.source for job in jobs])
+        for job, img in zip(jobs, decoded):
+            if self._failed(img):
+                job.probe.why = self._failure_reason(job.probe, img)
+                retry.append(job)
+                continue
+            results[job.index] = self._finish_fast(img)
+            names[job.index] = self._fast_name(img)
+
+    def _run_native(self, jobs: list[_Job], results: list[Any], names: list[str], retry: list[_Job]) -> None:
+        """Other formats decoded by nvImageCodec on the CPU as stored, then converted."""
+        undo = [self._undo_tiff(job.probe.header) for job in jobs]
+        decoded: list[Any] = [None] * len(jobs)
+        for flag, params in ((False, self._native_params), (True, self._native_oriented_params)):
+            group = [k for k in range(len(jobs)) if undo[k] == flag]
+            if group:
+                for k, img in zip(group, self._decode_native([jobs[k].probe.stream for k in group], params)):
+                    decoded[k] = img
+        for job, img, undone in zip(jobs, decoded, undo):
+            if img is None:
+                job.probe.why = self._failure_reason(job.probe, None)
+                retry.append(job)
+                continue
+            header = job.probe.header
+            bits = None
+            if header.fmt == "jpeg2k":  # samples of fewer bits come unscaled (9-bit: 0..511)
+                precision = int(job.probe.stream.precision)
+                bits = precision if 0 < precision < img.dtype.itemsize * 8 else None
+            try:
+                native = Native.from_channels(host_array(img), "nvimgcodec", bits)
+            except ValueError as exc:
+                job.probe.why = str(exc)
+                retry.append(job)
+                continue
+            if undone:
+                orientation = _undo(header.orientation)
+            else:
+                orientation = 1 if header.nv_orients or not self.adjust_orientation else header.orientation
+            results[job.index] = self._deliver(to_output(
+                native, self.output_type, self.dtype, orientation=orientation, region=job.region))
+            names[job.index] = "nvimgcodec"
+
+    def _undo_tiff(self, header: Header) -> bool:
+        """Decode oriented and undo: a TIFF with an orientation, ``adjust_orientation`` off."""
+        return header.fmt == "tiff" and header.orientation != 1 and not self.adjust_orientation
+
+    def _run_fallback(self, job: _Job) -> tuple[Any, str]:
+        """One file decoded by Pillow or tifffile: (result, decoder name)."""
+        probe = job.probe
+        header = probe.header
+        try:
+            native, oriented = fallback.decode(probe.raw, header, self.max_pixels)
+        except fallback.FallbackFailed as exc:
+            first = probe.why or self._failure_reason(probe, None)
+            return DecodeError(f"{first}; CPU fallback: {exc}", job.source), ""
+        if oriented:  # Pillow orients TIFF itself
+            orientation = 1 if self.adjust_orientation else _undo(header.orientation)
+        else:
+            orientation = header.orientation if self.adjust_orientation else 1
+        if job.region is not None:
+            h, w = native.array.shape[:2]
+            if orientation >= 5:
+                h, w = w, h
+            if job.region[2] > h or job.region[3] > w:
+                return DecodeError(
+                    f"region (y0, x0, y1, x1)={job.region} lies outside the {h}x{w} image", job.source
+                ), ""
+        out = to_output(native, self.output_type, self.dtype, orientation=orientation, region=job.region)
+        return self._deliver(out), native.decoder
+
+    # -- the steps a GPU decoder replaces -------------------------------------
+
     def _decode_streams(self, streams: list[Any], sources: list[str | None]) -> list[Any]:
-        """The parsed code streams decoded: an nvimgcodec ``Image``, or ``None`` on failure, each.
+        """The fast route's code streams decoded: an nvimgcodec ``Image``, or ``None`` on failure, each.
 
         ``sources`` names the streams, for messages.
         """
         return list(self._decoder().decode(streams, params=self._params))
 
-    def _finish(self, img: Any, fmt: str, raw: Any, source: str | None) -> Any:
-        if img is None:
-            return DecodeError(self._failure_reason(fmt, raw), source)
+    def _decode_native(self, streams: list[Any], params: Any) -> list[Any]:
+        """The native route's code streams decoded on the CPU as stored: host ``Image`` or ``None``."""
+        return list(self._decoder().decode(streams, params=params))
+
+    @staticmethod
+    def _failed(img: Any) -> bool:
+        return img is None
+
+    def _fast_name(self, img: Any) -> str:
+        return self._FAST_NAME
+
+    def _finish_fast(self, img: Any) -> Any:
         arr, xp = self._to_array(img)
         if arr.ndim == 2:
             arr = arr[:, :, None]
         if self.output_type is ImageType.YCbCr:
             arr = rgb_to_ycbcr(arr, xp)
+        if self.dtype is not DataType.UINT8:
+            arr = convert_dtype(arr, self.dtype.numpy, xp)
         return arr
+
+    def _deliver(self, host: np.ndarray) -> Any:
+        """A host result as this decoder returns it (the GPU decoder copies it to the device)."""
+        return host
 
     def _to_array(self, img: Any) -> tuple[Any, Any]:
         """A decoded image as an array, and its array module."""
         return host_array(img), np
 
     @staticmethod
-    def _failure_reason(fmt: str, raw: Any) -> str:
+    def _failure_reason(probe: _Probe, img: Any) -> str:
+        raw = probe.raw
+        fmt = probe.header.fmt
         size = len(raw)
         if fmt == "jpeg":
             tail = bytes(raw[-32:]) if not isinstance(raw, np.ndarray) else raw[-32:].tobytes()
@@ -558,16 +654,17 @@ class ImageDecoder:
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(device={self.device.value!r}, output_type={self.output_type.name}, "
-            f"adjust_orientation={self.adjust_orientation}, max_pixels={self.max_pixels})"
+            f"dtype={self.dtype.name}, adjust_orientation={self.adjust_orientation}, "
+            f"max_pixels={self.max_pixels})"
         )
 
 
-def _cpu_only_decoder() -> Any:
-    """An nvimgcodec Decoder on the CPU backend, with one CPU thread."""
+def _cpu_only_decoder(threads: int = 1) -> Any:
+    """An nvimgcodec Decoder on the CPU backend, with ``threads`` CPU threads."""
     nv = nvimgcodec_module()
     return nv.Decoder(
         device_id=nv.NVIMGCODEC_DEVICE_CPU_ONLY,
-        max_num_cpu_threads=1,
+        max_num_cpu_threads=threads,
         backends=[nv.Backend(nv.BackendKind.CPU_ONLY)],
     )
 
@@ -603,6 +700,12 @@ class GpuImageDecoder(ImageDecoder):
     decode is queued there and returns before it has run): work on another
     stream must wait on that stream (an event) before reading them.
 
+    Only the *fast* route (JPEG to RGB/BGR/GRAY/YCbCr) is decoded on the
+    device. Every other image takes the CPU decoder's *native* or *fallback*
+    route (``ImageDecoder``: nvImageCodec's CPU codecs with ``cpu_threads``
+    threads, Pillow, tifffile) and its result is copied to the device, so the
+    outputs have the CPU decoder's semantics for every format.
+
     nvImageCodec returns ``None`` for every failure, device out-of-memory
     included, so a sample that fails on the GPU is not called bad at once:
     cached device memory is freed (once per batch), the sample is retried
@@ -626,6 +729,7 @@ class GpuImageDecoder(ImageDecoder):
         output_type: as ``ImageDecoder``.
         adjust_orientation: as ``ImageDecoder``.
         max_pixels: as ``ImageDecoder``.
+        dtype: as ``ImageDecoder``.
 
     Attributes:
         cpu_fallbacks: images the GPU could not decode and the CPU did.
@@ -647,10 +751,11 @@ class GpuImageDecoder(ImageDecoder):
         output_type: ImageType | str = ImageType.RGB,
         adjust_orientation: bool = True,
         max_pixels: int | None = 128_000_000,
+        dtype: DataType | str = DataType.UINT8,
     ) -> None:
         super().__init__(
             Device.MIXED, device_id=int(device_id), output_type=output_type,
-            adjust_orientation=adjust_orientation, max_pixels=max_pixels,
+            adjust_orientation=adjust_orientation, max_pixels=max_pixels, dtype=dtype,
         )
         if cpu_threads < 1:
             raise ValueError(f"cpu_threads must be at least 1, got {cpu_threads}")
@@ -669,6 +774,7 @@ class GpuImageDecoder(ImageDecoder):
         sources: Sequence[str | None],
         *,
         regions: Sequence[Region | None] | None = None,
+        decoded_by: list[str] | None = None,
     ) -> list[Any]:
         """Decode a batch to the GPU; one result per input, in order.
 
@@ -680,7 +786,7 @@ class GpuImageDecoder(ImageDecoder):
             MissingDependencyError: cupy is not installed.
         """
         with self._lock, self._on_stream():
-            return super().decode_batch(data, sources, regions=regions)
+            return super().decode_batch(data, sources, regions=regions, decoded_by=decoded_by)
 
     def _decoder(self) -> Any:
         """The one GPU decoder (built on first use; callers hold the lock)."""
@@ -703,8 +809,8 @@ class GpuImageDecoder(ImageDecoder):
     def _decode_streams(self, streams: list[Any], sources: list[str | None]) -> list[Any]:
         """GPU decode; each failure retried alone, then told bad or good by the CPU decoder.
 
-        Returns per stream an nvimgcodec device ``Image``, a device array (a
-        CPU fallback), or ``_CONFIRMED_BAD``; never ``None``.
+        Returns per stream an nvimgcodec device ``Image``, a ``_FromCpu``
+        device array (a CPU fallback), or ``_CONFIRMED_BAD``; never ``None``.
         """
         out = self._gpu_decode(streams)
         failed = [k for k, img in enumerate(out) if img is None]
@@ -723,7 +829,7 @@ class GpuImageDecoder(ImageDecoder):
             if host is None:
                 out[k] = _CONFIRMED_BAD
                 continue
-            out[k] = self._to_device(host)
+            out[k] = _FromCpu(self._to_device(host))
             self.cpu_fallbacks += 1
             fallbacks.append(sources[k])
         if fallbacks:
@@ -732,10 +838,38 @@ class GpuImageDecoder(ImageDecoder):
 
     def _cpu_decode(self, stream: Any) -> np.ndarray | None:
         """One code stream decoded by the CPU-only decoder: a host array, or ``None`` (bad data)."""
-        if self._cpu_decoder is None:
-            self._cpu_decoder = _cpu_only_decoder()
-        (img,) = self._cpu_decoder.decode([stream], params=self._params)
+        (img,) = self._host_decoder().decode([stream], params=self._params)
         return None if img is None else host_array(img)
+
+    def _host_decoder(self) -> Any:
+        """The stage's CPU-only nvImageCodec decoder, ``cpu_threads`` threads (callers hold the lock)."""
+        if self._cpu_decoder is None:
+            self._cpu_decoder = _cpu_only_decoder(self.cpu_threads)
+        return self._cpu_decoder
+
+    def _decode_native(self, streams: list[Any], params: Any) -> list[Any]:
+        """The native route on the CPU (the device's codecs differ); results are copied over."""
+        return list(self._host_decoder().decode(streams, params=params))
+
+    @staticmethod
+    def _failed(img: Any) -> bool:
+        return img is None or img is _CONFIRMED_BAD
+
+    def _fast_name(self, img: Any) -> str:
+        return "nvimgcodec" if isinstance(img, _FromCpu) else "nvimgcodec-gpu"
+
+    def _finish_fast(self, img: Any) -> Any:
+        return super()._finish_fast(img.array if isinstance(img, _FromCpu) else img)
+
+    def _deliver(self, host: np.ndarray) -> Any:
+        return self._to_device(host)
+
+    @staticmethod
+    def _failure_reason(probe: _Probe, img: Any) -> str:
+        reason = ImageDecoder._failure_reason(probe, img)
+        if img is _CONFIRMED_BAD:
+            reason += "; confirmed by the CPU decoder, which fails on it too (not a device failure)"
+        return reason
 
     def _warn_once(self, sources: list[str | None]) -> None:
         if self._warned:
@@ -752,15 +886,6 @@ class GpuImageDecoder(ImageDecoder):
             RuntimeWarning,
             stacklevel=2,
         )
-
-    def _finish(self, img: Any, fmt: str, raw: Any, source: str | None) -> Any:
-        if img is _CONFIRMED_BAD:
-            return DecodeError(
-                f"{self._failure_reason(fmt, raw)}; confirmed by the CPU decoder, which fails on "
-                "it too (not a device failure)",
-                source,
-            )
-        return super()._finish(img, fmt, raw, source)
 
     # -- device operations (a subclass replaces these to run without a GPU) ----
 
@@ -829,6 +954,15 @@ class GpuImageDecoder(ImageDecoder):
     def __repr__(self) -> str:
         return (
             f"GpuImageDecoder(device_id={self.device_id}, cuda_stream={self.cuda_stream:#x}, "
-            f"cpu_threads={self.cpu_threads}, output_type={self.output_type.name}, "
+            f"cpu_threads={self.cpu_threads}, output_type={self.output_type.name}, dtype={self.dtype.name}, "
             f"adjust_orientation={self.adjust_orientation}, max_pixels={self.max_pixels})"
         )
+
+
+class _FromCpu:
+    """A device array the GPU decoder's triage made from a CPU decode (counted as such)."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: Any) -> None:
+        self.array = array

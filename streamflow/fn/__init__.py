@@ -21,7 +21,7 @@ from ..ops.cast import cast
 from ..ops.cast_like import cast_like
 from ..ops.cat import cat, stack
 from ..ops.clahe import clahe
-from ..ops.color import brightness_contrast, color_twist, hsv, hue, saturation
+from ..ops.color import brightness, brightness_contrast, color_twist, contrast, hsv, hue, saturation
 from ..ops.color_space_conversion import color_space_conversion
 from ..ops.constant import constant, full, full_like, ones, ones_like, zeros, zeros_like
 from ..ops.coord_flip import coord_flip
@@ -32,10 +32,16 @@ from ..ops.crop_mirror_normalize import crop_mirror_normalize
 from ..ops.debayer import debayer
 from ..ops.displacement import jitter, sphere, water
 from ..ops.dump_image import dump_image
+from ..ops.equalize import equalize
 from ..ops.erase import erase
 from ..ops.external_source import external_source
+from ..ops.filter import filter
 from ..ops.flip import flip
+from ..ops.gaussian_blur import gaussian_blur
 from ..ops.get_property import get_property
+from ..ops.grid_mask import grid_mask
+from ..ops.jpeg_compression_distortion import jpeg_compression_distortion
+from ..ops.laplacian import laplacian
 from ..ops.lookup_table import lookup_table
 from ..ops.mel_filter_bank import mel_filter_bank
 from ..ops.mfcc import mfcc
@@ -66,7 +72,17 @@ from ..ops.tensor_resize import tensor_resize
 from ..ops.to_decibels import to_decibels
 from ..ops.transpose import transpose
 from ..ops.warp_affine import warp_affine
-from . import decoders, experimental, io, random, readers, segmentation, transforms
+from . import (
+    decoders,
+    experimental,
+    io,
+    noise,
+    random,
+    readers,
+    reductions,
+    segmentation,
+    transforms,
+)
 
 # DALI's deprecated names, still used by many pipelines.
 image_decoder = decoders.image
@@ -199,4 +215,14 @@ __all__ = [
     "tfrecord_reader",
     "ssd_random_crop",
     "video_reader_resize",
+    "brightness",
+    "contrast",
+    "reductions",
+    "filter",
+    "gaussian_blur",
+    "laplacian",
+    "equalize",
+    "grid_mask",
+    "jpeg_compression_distortion",
+    "noise",
 ]

@@ -1,5 +1,5 @@
 """``fn.random``: per-sample random values, deterministic for a given seed (``streamflow/ops/random.py``)."""
 
-from ..ops.random import choice, coin_flip, normal, uniform
+from ..ops.random import beta, choice, coin_flip, normal, uniform
 
-__all__ = ["choice", "coin_flip", "normal", "uniform"]
+__all__ = ["beta", "choice", "coin_flip", "normal", "uniform"]

@@ -95,10 +95,11 @@ PIPELINE = {
 TUNING = {**COMMON, **DECODER, **READER, **PIPELINE}
 
 
-def fn_function(*families: dict[str, str]) -> Callable[[F], F]:
+def fn_function(*families: dict[str, str], label: str | None = None) -> Callable[[F], F]:
     """Decorate an ``fn`` function: check argument types, accept DALI's tuning arguments of ``families``.
 
-    ``COMMON`` is always included.
+    ``COMMON`` is always included. ``label`` names the function in errors
+    (default: from its module, e.g. ``random.uniform``).
     """
     tuning = {k: v for family in (COMMON, *families) for k, v in family.items()}
 
@@ -108,7 +109,7 @@ def fn_function(*families: dict[str, str]) -> Callable[[F], F]:
         hints = typing.get_type_hints(function)
         keyword = {p for p, v in params.items() if v.kind in (v.KEYWORD_ONLY, v.POSITIONAL_OR_KEYWORD)}
         variadic = {p for p, v in params.items() if v.kind in (v.VAR_POSITIONAL, v.VAR_KEYWORD)}
-        op_name = getattr(function, "__op_name__", None)
+        op_name = label or getattr(function, "__op_name__", None)
 
         @functools.wraps(function)
         def call(*args: Any, **kwargs: Any) -> Any:

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from .._native import filters as native_filters
 from ..errors import PipelineDefinitionError, SampleError
 from ..graph import DataNode, add_node
 from ..operator import Chunk, Operator
@@ -29,6 +30,9 @@ def cast_array(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """DALI's ``Cast``: saturating, rounding half away from zero, NaN -> 0 for integer targets."""
     values = np.asarray(values)
     dtype = np.dtype(dtype)
+    if dtype.kind in "ui" and values.dtype == np.float32 and dtype in native_filters.KERNEL_DTYPES:
+        # one C pass with the same rounding, saturation and NaN -> 0 (x * 1 + 0 is x exactly)
+        return native_filters.linear(values, 1.0, 0.0, dtype)
     if dtype.kind in "ui" and values.dtype.kind == "f":
         values = np.nan_to_num(values.astype(np.float64), nan=0.0, posinf=np.inf, neginf=-np.inf)
         if dtype.itemsize == 8:  # 2**63 and 2**64 do not fit the target: saturate those explicitly

@@ -1,5 +1,6 @@
 """Color adjustments: ``color_twist`` (and ``hue``, ``saturation``, ``hsv``) and
-``brightness_contrast``. CPU paths, numpy.
+``brightness_contrast`` (and ``brightness``, ``contrast``). CPU paths: numpy for the
+color twists, a C kernel (``_native/filters.c: linear``) for brightness/contrast.
 
 ``color_twist`` follows DALI 2.4 exactly: one 3x3 matrix per sample, composed
 in float32 as ``brightness * contrast * YIQ->RGB * hue * saturation * value *
@@ -35,8 +36,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._native import filters as native_filters
 from ..errors import PipelineDefinitionError, SampleError
-from ..graph import DataNode, split_arguments
+from ..graph import DataNode, input_layout, split_arguments
 from ..operator import Chunk, Operator
 from ..types import (
     DataType,
@@ -45,9 +47,9 @@ from ..types import (
     parse_dtype,
 )
 from .arguments import fn_function
-from .sequence import add_frames_node
+from .sequence import add_frames_node, frame_layout
 
-__all__ = ["BrightnessContrast", "ColorOp", "ColorTwist", "RGB2YIQ", "YIQ2RGB", "apply_linear", "brightness_contrast", "color_twist", "convert_to", "hsv", "hue", "saturation", "twist_matrix"]
+__all__ = ["BrightnessContrast", "ColorOp", "ColorTwist", "RGB2YIQ", "YIQ2RGB", "apply_linear", "brightness", "brightness_contrast", "contrast", "color_twist", "convert_to", "hsv", "hue", "saturation", "twist_matrix"]
 
 
 F32 = np.float32
@@ -127,7 +129,15 @@ def twist_matrix(
 
 
 def apply_linear(image: np.ndarray, matrix: np.ndarray, offset: float | np.floating, out_dtype: np.dtype) -> np.ndarray:
-    """``out[..., i] = sum_j matrix[i, j] * image[..., j] + offset`` in float32, then ``convert_to``."""
+    """``out[..., i] = sum_j matrix[i, j] * image[..., j] + offset`` in float32, then ``convert_to``.
+
+    The C kernel (``_native/filters.c: color_matrix``) does exactly these float32
+    operations in one pass; numpy below for the types it does not take.
+    """
+    try:
+        return native_filters.color_matrix(image, matrix, float(offset), out_dtype)
+    except ValueError:
+        pass
     x = image.astype(F32, copy=False)
     out = x[..., 0:1] * matrix[:, 0]
     out += x[..., 1:2] * matrix[:, 1]
@@ -224,36 +234,63 @@ class BrightnessContrast(ColorOp):
 
     ``full`` is the output type's maximum (255 for uint8, 1 for floats);
     ``center`` defaults to half the input type's range (128 for uint8, 0.5 for
-    floats). Any shape works (the formula is per element).
+    floats). Any shape works (the formula is per element), so the layout is
+    the input's.
+
+    ``op_name`` picks the DALI operator: ``brightness_contrast`` (every
+    argument), ``brightness`` (``brightness``, ``brightness_shift``) or
+    ``contrast`` (``contrast``, ``contrast_center``); the missing arguments keep
+    their neutral values, which is exactly DALI's ``Brightness`` and
+    ``Contrast`` (measured bit-identical, see the module docstring).
     """
 
+    ARGS: ClassVar[dict[str, tuple[str, ...]]] = {
+        "brightness_contrast": ("brightness", "brightness_shift", "contrast", "contrast_center"),
+        "brightness": ("brightness", "brightness_shift"),
+        "contrast": ("contrast", "contrast_center"),
+    }
     name = "brightness_contrast"
-    per_sample_args = frozenset({"brightness", "brightness_shift", "contrast"})
+    devices = frozenset({Device.CPU, Device.GPU})
+    per_sample_args = frozenset({"brightness", "brightness_shift", "contrast", "contrast_center"})
 
     def __init__(self, *, brightness: float = 1.0, brightness_shift: float = 0.0, contrast: float = 1.0,
-                 contrast_center: float | None = None, dtype: Any = None, name: str | None = None) -> None:
+                 contrast_center: float | None = None, dtype: Any = None, name: str | None = None,
+                 op_name: str = "brightness_contrast", layout: str = "") -> None:
         super().__init__(name=name)
-        self.brightness = _float_arg(brightness, "brightness_contrast: brightness")
-        self.brightness_shift = _float_arg(brightness_shift, "brightness_contrast: brightness_shift")
-        self.contrast = _float_arg(contrast, "brightness_contrast: contrast")
+        if op_name not in self.ARGS:
+            raise PipelineDefinitionError(f"unknown brightness/contrast operator {op_name!r}")
+        self.name = op_name  # type: ignore[misc]
+        self.per_sample_args = frozenset(self.ARGS[op_name])  # type: ignore[misc]
+        self.brightness = _float_arg(brightness, f"{op_name}: brightness")
+        self.brightness_shift = _float_arg(brightness_shift, f"{op_name}: brightness_shift")
+        self.contrast = _float_arg(contrast, f"{op_name}: contrast")
         self.contrast_center = None if contrast_center is None else _float_arg(
-            contrast_center, "brightness_contrast: contrast_center")
-        self.out_dtype = _check_dtype(dtype, "brightness_contrast")
+            contrast_center, f"{op_name}: contrast_center")
+        self.out_dtype = _check_dtype(dtype, op_name)
+        self._layout = layout
 
-    def process(self, chunk: Chunk, row: int, image: Any) -> np.ndarray:
-        image = self._check_image(image, None)
-        out_dtype = self.out_dtype or image.dtype
+    def coefficients(self, chunk: Chunk, row: int, in_dtype: np.dtype) -> tuple[np.float32, np.float32, np.dtype]:
+        """The sample's float32 ``(multiplier, addend)`` and output type: ``out = in * multiplier + addend``."""
+        out_dtype = self.out_dtype or in_dtype
         b = F32(self._arg(chunk, "brightness", row, self.brightness))
         shift = F32(self._arg(chunk, "brightness_shift", row, self.brightness_shift))
         c = F32(self._arg(chunk, "contrast", row, self.contrast))
-        center = F32(_half_range(image.dtype) if self.contrast_center is None else self.contrast_center)
+        given = chunk.arg("contrast_center", row, self.contrast_center)
+        center = F32(_half_range(in_dtype) if given is None else self._arg(chunk, "contrast_center", row, given))
         # DALI's rearrangement: out = addend + multiplier * in, in float32.
         addend = F32(shift * F32(_full_range(out_dtype)) + b * (center - c * center))
-        multiplier = F32(b * c)
-        return convert_to(image.astype(F32, copy=False) * multiplier + addend, out_dtype)
+        return F32(b * c), addend, out_dtype
+
+    def process(self, chunk: Chunk, row: int, image: Any) -> np.ndarray:
+        image = self._check_image(image, None)
+        multiplier, addend, out_dtype = self.coefficients(chunk, row, image.dtype)
+        try:  # the C kernel: the same float32 arithmetic and conversion, one pass, GIL released
+            return native_filters.linear(image, float(multiplier), float(addend), out_dtype)
+        except ValueError:  # types without a kernel (float16, float64, int64...)
+            return convert_to(image.astype(F32, copy=False) * multiplier + addend, out_dtype)
 
     def layout(self, index: int) -> str:
-        return ""
+        return self._layout
 
 def _twist(op_name: str, data: DataNode, dtype: Any, device: str | Device | None, name: str | None, **args: Any) -> DataNode:
     constants, per_sample = split_arguments(args)
@@ -323,6 +360,14 @@ def hsv(
     return _twist("hsv", data, dtype, device, name, hue=hue, saturation=saturation, value=value)
 
 
+def _brightness_contrast(op_name: str, data: DataNode, dtype: Any, device: str | Device | None,
+                         name: str | None, **args: Any) -> DataNode:
+    constants, per_sample = split_arguments(args)
+    layout = frame_layout(input_layout(data, op_name))  # a sequence runs frame by frame
+    op = BrightnessContrast(op_name=op_name, dtype=dtype, name=name, layout=layout, **constants)
+    return add_frames_node(op, data, per_sample, device=device)
+
+
 @fn_function()
 def brightness_contrast(
     data: DataNode,
@@ -330,7 +375,7 @@ def brightness_contrast(
     brightness: Number | DataNode = 1.0,
     brightness_shift: Number | DataNode = 0.0,
     contrast: Number | DataNode = 1.0,
-    contrast_center: Number | None = None,
+    contrast_center: Number | DataNode | None = None,
     dtype: DataType | str | None = None,
     device: str | Device | None = None,
     name: str | None = None,
@@ -343,9 +388,54 @@ def brightness_contrast(
             (255 for uint8, 1 for floats).
         contrast: stretch around ``contrast_center``.
         contrast_center: default half the input type's range (128 for uint8,
-            0.5 for floats).
+            0.5 for floats); may be per sample.
         dtype: output type (default: the input's).
     """
-    constants, per_sample = split_arguments(dict(brightness=brightness, brightness_shift=brightness_shift, contrast=contrast))
-    op = BrightnessContrast(contrast_center=contrast_center, dtype=dtype, name=name, **constants)
-    return add_frames_node(op, data, per_sample, device=device)
+    return _brightness_contrast("brightness_contrast", data, dtype, device, name, brightness=brightness,
+                                brightness_shift=brightness_shift, contrast=contrast, contrast_center=contrast_center)
+
+
+@fn_function()
+def brightness(
+    data: DataNode,
+    *,
+    brightness: Number | DataNode = 1.0,
+    brightness_shift: Number | DataNode = 0.0,
+    dtype: DataType | str | None = None,
+    device: str | Device | None = None,
+    name: str | None = None,
+) -> DataNode:
+    """``out = brightness_shift * max + brightness * in`` (DALI's ``fn.brightness``).
+
+    Args:
+        brightness: multiplier.
+        brightness_shift: added, as a fraction of the output type's maximum
+            (255 for uint8, 32767 for int16, 1 for floats).
+        dtype: output type (default: the input's); integers are rounded half
+            away from zero and clipped.
+    """
+    return _brightness_contrast("brightness", data, dtype, device, name,
+                                brightness=brightness, brightness_shift=brightness_shift)
+
+
+@fn_function()
+def contrast(
+    data: DataNode,
+    *,
+    contrast: Number | DataNode = 1.0,
+    contrast_center: Number | DataNode | None = None,
+    dtype: DataType | str | None = None,
+    device: str | Device | None = None,
+    name: str | None = None,
+) -> DataNode:
+    """``out = center + contrast * (in - center)`` (DALI's ``fn.contrast``).
+
+    Args:
+        contrast: multiplier; 0 gives a flat image of value ``center``.
+        contrast_center: the value contrast leaves unchanged; default half the
+            input type's range (128 for uint8, 0.5 for floats); may be per sample.
+        dtype: output type (default: the input's); integers are rounded half
+            away from zero and clipped.
+    """
+    return _brightness_contrast("contrast", data, dtype, device, name,
+                                contrast=contrast, contrast_center=contrast_center)

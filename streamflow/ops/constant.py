@@ -16,6 +16,7 @@
   ``zeros_like``/``ones_like``); values converted as in ``cast``.
 * ``zeros(shape, dtype=INT32)``, ``ones(shape, dtype=INT32)``.
 
+``constant_node(array)`` puts an array into a pipeline as is (its type kept).
 ``as_node`` turns a constant given where DALI expects pipeline data (``fn.full(
 np.float32(7), shape=...)``) into a ``constant`` node, as DALI's automatic
 ``types.Constant`` does: float64 becomes float32 and int64 int32.
@@ -41,6 +42,7 @@ __all__ = [
     "as_node",
     "broadcast_fill",
     "constant",
+    "constant_node",
     "full",
     "full_like",
     "ones",
@@ -176,6 +178,18 @@ def as_node(value: Any, op_name: str) -> DataNode:
     if arr.dtype.kind not in "biuf":
         raise PipelineDefinitionError(f"{op_name}: a constant input must be numbers, got {value!r}")
     return add_node(Constant(arr), [])[0]
+
+
+def constant_node(value: Any, *, layout: str = "", name: str | None = None) -> DataNode:
+    """``value`` (a numpy array or anything numpy converts) as pipeline data, the same for every sample,
+    its type kept (what DALI's ``types.Constant(array)`` gives), e.g. a lookup table to index with
+    per-sample data: ``constant_node(table)[index]``."""
+    array = np.asarray(value)
+    if array.dtype.kind not in "biuf":
+        raise PipelineDefinitionError(f"constant: expected numbers, got an array of {array.dtype}")
+    if layout and len(layout) != array.ndim:
+        raise PipelineDefinitionError(f"constant: layout {layout!r} does not match {array.ndim} dimensions")
+    return add_node(Constant(array, layout, name=name), [])[0]
 
 
 @fn_function()

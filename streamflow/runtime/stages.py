@@ -350,6 +350,8 @@ def run_chain(
             outputs = call(node, chunk)
         finally:  # instrumentation: op time, trace event, NVTX pop
             ctx.stats.op_end(node.name, began, len(chunk), work.epoch, work.batch_index, label)
+        if chunk.counts:
+            ctx.stats.add_counts(node.name, chunk.counts)
         for index, data in enumerate(node.outputs):
             col = local[data]
             for j, r in enumerate(rows):
@@ -429,6 +431,8 @@ def _run_isolated(node: OpNode, chunk: Chunk) -> list[list[Any]]:
                 result = node.op.run(single)
             except Exception as e:
                 single.fail(0, e)
+            for key, n in single.counts.items():
+                chunk.count(key, n)
             if single.failures:
                 chunk.failures[row] = single.failures[0]
                 continue

@@ -39,6 +39,7 @@ class StatsRecorder:
         self.op_batches: dict[str, int] = {}
         self.op_calls: dict[str, int] = {}
         self.op_rows: dict[str, int] = {}
+        self.op_counts: dict[str, dict[str, int]] = {}
         self.skipped: collections.deque[SkippedSample] = collections.deque(maxlen=self.MAX_SKIPPED_KEPT)
         self.skipped_total = 0
         self.skipped_by_stage: dict[str, int] = {}
@@ -54,6 +55,13 @@ class StatsRecorder:
             self.op_time[name] = self.op_time.get(name, 0.0) + seconds
             self.op_calls[name] = self.op_calls.get(name, 0) + 1
             self.op_rows[name] = self.op_rows.get(name, 0) + rows
+
+    def add_counts(self, name: str, counts: dict[str, int]) -> None:
+        """Add an operator call's event counts (``Chunk.count``)."""
+        with self._lock:
+            mine = self.op_counts.setdefault(name, {})
+            for key, n in counts.items():
+                mine[key] = mine.get(key, 0) + n
 
     def op_begin(self, name: str) -> float:
         """Before an operator call on a worker thread: its start time (and an NVTX push)."""
@@ -99,6 +107,7 @@ class StatsRecorder:
                     calls=self.op_calls.get(name, 0),
                     rows=self.op_rows.get(name, 0),
                     stage=stage_of.get(name, ""),
+                    counts=dict(self.op_counts.get(name, {})),
                 )
                 for name in names
             )

@@ -378,7 +378,7 @@ PEEK_IMAGE_SHAPE: list[Case] = [
     Case("any_data", _encoded(_HEADERS), lambda m, x: m.fn.peek_image_shape(x, image_type=m.types.ANY_DATA)),
     Case("float", _encoded(_HEADERS), lambda m, x: m.fn.peek_image_shape(x, dtype=m.types.FLOAT)),
     Case("experimental_alias", _encoded(_HEADERS), lambda m, x: m.fn.experimental.peek_image_shape(x)),
-    Case("err_junk_header", _encoded(("jpeg-quirks/junk_jpeg_header.jpg",)),
+    Case("err_broken_png", _encoded(("pillow-corpus/broken.png",)),
          lambda m, x: m.fn.peek_image_shape(x), error=True),
 ]
 

@@ -72,6 +72,40 @@ def test_mixed_decode_matches_cpu_decode(tmp_path):
     assert all(mean < 1.0 for _, _, mean in report), report
 
 
+@pytest.mark.parametrize("output_type, dtype", [("rgb", "uint8"), ("any_data", "uint16"), ("ycbcr", "float32")])
+def test_mixed_decode_of_every_corpus_format_matches_cpu(output_type, dtype):
+    """Every corpus file through GpuImageDecoder: JPEG decoded on the device within the
+    nvJPEG/libjpeg gap of the test above; every other format (decoded by the CPU routes
+    and copied) equal to the CPU decoder, dtype included; broken files DecodeErrors."""
+    import cupy as cp
+
+    from streamflow.codecs.nvimgcodec import GpuImageDecoder, ImageDecoder
+    from streamflow.errors import DecodeError
+
+    corpus = Path(__file__).parents[1] / "data" / "pillow-corpus"
+    files = sorted(p for p in corpus.iterdir() if p.suffix != ".txt")
+    data, names = [p.read_bytes() for p in files], [p.name for p in files]
+    stream = cp.cuda.Stream(non_blocking=True)
+    gpu_dec = GpuImageDecoder(device_id=0, cuda_stream=stream.ptr, cpu_threads=2,
+                              output_type=output_type, dtype=dtype)
+    by: list[str] = []
+    with stream:
+        gpu = gpu_dec.decode_batch(data, names, decoded_by=by)
+    stream.synchronize()
+    cpu = ImageDecoder(output_type=output_type, dtype=dtype).decode_batch(data, names)
+    for name, g, c, who in zip(names, gpu, cpu, by):
+        if isinstance(c, DecodeError):
+            assert isinstance(g, DecodeError) and g.source == name, name
+            continue
+        g = cp.asnumpy(g)
+        assert g.shape == c.shape and g.dtype == c.dtype, name
+        if who == "nvimgcodec-gpu":
+            scale = 1.0 if c.dtype.kind == "f" else 255.0
+            assert float(np.abs(g.astype(float) - c.astype(float)).mean()) < scale / 255.0, name
+        else:
+            np.testing.assert_array_equal(g, c, err_msg=name)
+
+
 def test_imagenet_pipeline_on_gpu(jpeg_root):
     import cupy as cp
 

@@ -41,7 +41,7 @@ def test_gpu_batcher_matches_the_cpu_batcher_and_isolates_a_bad_request() -> Non
     import cupy as cp
 
     data = [p.read_bytes() for p in GOOD_JPEGS] * 2
-    bad = BROKEN_JPEGS[1].read_bytes()  # a junk header: no decoder takes it
+    bad = BROKEN_JPEGS[1].read_bytes()  # a garbage header: no decoder takes it
     gpu, gpu_stats = asyncio.run(_answers("gpu", [*data[:3], bad, *data[3:]]))
     cpu, _ = asyncio.run(_answers("cpu", data))
     assert isinstance(gpu[3], SampleError)  # only the bad request fails

@@ -203,3 +203,36 @@ def test_python_step_streamflow_row(tiny_set: Path) -> None:
     assert result["with_step"]["items"] == [8] and result["without_step"]["items"] == [8]
     image = python_step.step(__import__("numpy").full((2, 2, 3), 100, "uint8"))
     assert int(image[0, 0, 0]) == int(python_step.GAMMA_LUT[100]) + 8
+
+
+# --------------------------------------------------------------------------- augment_ops
+
+
+def test_augment_ops_streamflow_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    _skip_unless("PIL")
+    import argparse
+    import contextlib
+    import io
+
+    import augment_ops
+
+    monkeypatch.setattr(augment_ops, "HEIGHT", 48)
+    monkeypatch.setattr(augment_ops, "WIDTH", 64)
+
+    args = argparse.Namespace(worker="streamflow", batch_size=2, threads=1, repeats=1, batches=1,
+                              ops="gaussian_blur s=2,trivial_augment_wide")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        augment_ops.worker(args)
+    result = json.loads(out.getvalue().split("RESULT ", 1)[1])
+    assert set(result["ops"]) == {"gaussian_blur s=2", "trivial_augment_wide"}
+    assert all(v.get("items") == [2] for v in result["ops"].values()), result["ops"]
+    assert result["numpy_blur"]["items"] == [2]
+def test_decode_micro_quick_run(tmp_path: Path) -> None:
+    _skip_unless("PIL", "numpy")
+    import decode_micro
+    out = tmp_path / "decode.json"
+    assert decode_micro.main(["--quick", "--data-dir", str(tmp_path / "jpegs"), "--json", str(out)]) == 0
+    result = json.loads(out.read_text())["results"]
+    assert set(result) == {"streamflow", "pillow"}
+    assert all(r["cpu_median"] > 0 and len(r["cpu_ms_per_image"]) == 1 for r in result.values())

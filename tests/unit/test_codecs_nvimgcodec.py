@@ -43,6 +43,9 @@ VALID_QUIRKS = {
     "hopper_orientation_6.jpg": 0,
     "pil_sample_rgb.jpg": 0,
     "pil_sample_cmyk.jpg": 1,
+    # nvImageCodec's parser rejects the 5 junk bytes before the DQT marker;
+    # the Pillow fallback (libjpeg skips them) decodes it.
+    "junk_jpeg_header.jpg": 0,
 }
 
 
@@ -100,10 +103,7 @@ def test_quirk_files_decode_like_pillow(dec: ImageDecoder, name: str) -> None:
 @pytest.mark.parametrize(
     "name, words",
     [
-        # Pillow (libjpeg) skips the 5 junk bytes before the DQT marker and
-        # decodes this file; nvImageCodec's JPEG parser rejects the header.
-        ("junk_jpeg_header.jpg", "header"),
-        # Pillow raises "image file is truncated" too.
+        # nvImageCodec returns None; Pillow raises "image file is truncated" too.
         ("truncated_jpeg.jpg", "truncated"),
     ],
 )
@@ -112,7 +112,17 @@ def test_broken_quirk_files_give_decode_error(dec: ImageDecoder, name: str, word
     (out,) = dec.decode_batch([_read(QUIRKS / name)], [src])
     assert isinstance(out, DecodeError)
     assert out.source == src and name in str(out)
-    assert words in out.reason
+    assert words in out.reason and "pillow" in out.reason
+
+
+def test_without_fallback_decoders_a_bad_header_names_the_extra(monkeypatch) -> None:
+    from streamflow.codecs import fallback
+
+    monkeypatch.setattr(fallback, "_MODULES", {"pillow": None, "tifffile": None})
+    src = str(QUIRKS / "junk_jpeg_header.jpg")
+    (out,) = ImageDecoder().decode_batch([_read(QUIRKS / "junk_jpeg_header.jpg")], [src])
+    assert isinstance(out, DecodeError) and out.source == src
+    assert "header" in out.reason and "streamflow[decoders]" in out.reason
 
 
 def test_bad_inputs_never_raise_and_keep_order(dec: ImageDecoder) -> None:
@@ -156,8 +166,8 @@ def test_random_bytes_with_image_magic(dec: ImageDecoder) -> None:
 
 def test_peek_shape_bad_header_raises(dec: ImageDecoder) -> None:
     with pytest.raises(DecodeError) as ei:
-        dec.peek_shape(_read(QUIRKS / "junk_jpeg_header.jpg"), "junk.jpg")
-    assert ei.value.source == "junk.jpg"
+        dec.peek_shape(_read(DATA / "pillow-corpus" / "broken.png"), "broken.png")
+    assert ei.value.source == "broken.png"
     with pytest.raises(DecodeError):
         dec.peek_shape(b"", "empty")
 
@@ -252,10 +262,10 @@ def test_ycbcr_matches_dali_bt601() -> None:
         dtype=np.uint8,
     )
     ycc = rgb_to_ycbcr(px)
-    expected = [
+    expected = [  # DALI 2.4's decoders.image(output_type=YCbCr) of these pixels (a PNG)
         [235, 128, 128],
         [16, 128, 128],
-        [82, 90, 240],
+        [81, 90, 240],
         [145, 54, 34],
         [41, 240, 110],
         [126, 128, 128],

@@ -50,6 +50,10 @@ def test_seeds_cover_formats_and_decode(decoder: ImageDecoder) -> None:
 @given(seed=st.integers(0, len(SEEDS) - 1), mutations=mutators.mutation_strategy())
 @example(seed=0, mutations=[("truncate", (0, 0, 0))])
 @example(seed=0, mutations=[("splice", (10, 20, 0))])
+# found by the campaign: a TIFF only tifffile reads (nvImageCodec and Pillow fail on its header)
+@example(seed=[n for n, _ in SEEDS].index("chelsea.tif"), mutations=[
+    ("byte", (2198128566, 492133816, 2465445772)), ("dup", (1443653293, 1853452249, 3612911159)),
+    ("flip", (1893022642, 474584271, 3051529146))])
 def test_mutated_image_decodes_or_names_the_source(decoder: ImageDecoder, seed: int, mutations) -> None:
     name, data = SEEDS[seed]
     mutated = mutators.apply(data, mutations, SEEDS)

@@ -41,6 +41,7 @@ LAYERS: dict[str, int] = {
     "streamflow.fn": 3,
     "streamflow.math": 3,
     "streamflow.autograph": 3,
+    "streamflow.auto_aug": 3,
     # the engine
     "streamflow.runtime": 4,
     # GPU execution: implements the engine's stage interface

@@ -42,7 +42,7 @@ STREAM = 0x5EA  # the stage stream a decoder is given; the fake device records w
 
 DATA = [p.read_bytes() for p in GOOD_JPEGS[:4]]
 NAMES = [p.name for p in GOOD_JPEGS[:4]]
-TRUNCATED, JUNK_HEADER = BROKEN_JPEGS  # JUNK_HEADER fails on its header, before any decode
+TRUNCATED, JUNK_HEADER = BROKEN_JPEGS  # JUNK_HEADER (a PNG) fails on its header, before any decode
 
 
 class FlakyDevice:
@@ -74,8 +74,8 @@ class HostGpuDecoder(GpuImageDecoder):
     """GpuImageDecoder with its device operations on the host, and counters."""
 
     def __init__(self, fail_in_batch: Sequence[int] = (), fail_alone: bool = True,
-                 output_type: str = "rgb") -> None:
-        super().__init__(device_id=0, cuda_stream=STREAM, output_type=output_type)
+                 output_type: str = "rgb", dtype: str = "uint8") -> None:
+        super().__init__(device_id=0, cuda_stream=STREAM, output_type=output_type, dtype=dtype)
         self.fail_in_batch, self.fail_alone = set(fail_in_batch), fail_alone
         self.calls: list[tuple[int, int]] = []  # (images, cuda_stream) per device decode call
         self.built = self.frees = self.cpu_decodes = 0
@@ -239,6 +239,40 @@ def test_gray_output_through_the_fallback_keeps_its_channel_axis() -> None:
         out = dec.decode_batch(DATA[:2], NAMES[:2])
     assert out[0].shape[-1] == 1
     assert_same(out, want)
+
+
+CORPUS = sorted(p for p in (Path(__file__).parents[1] / "data" / "pillow-corpus").iterdir()
+                if p.suffix not in (".txt",))
+
+
+@pytest.mark.parametrize("output_type, dtype", [
+    ("rgb", "uint8"), ("ycbcr", "uint8"), ("gray", "uint8"), ("any_data", "uint16"), ("bgr", "float32"),
+])
+def test_every_format_has_the_cpu_decoders_semantics(output_type: str, dtype: str) -> None:
+    """The mixed decoder sends JPEG to the device and the rest through the CPU routes:
+    every corpus file (16-bit, palettes, Lab, WebP orientation, broken ones...) gives
+    what the CPU decoder gives, copied to the device, and says who decoded it."""
+    data = [p.read_bytes() for p in CORPUS]
+    names = [p.name for p in CORPUS]
+    cpu_by: list[str] = []
+    want = ImageDecoder(output_type=output_type, dtype=dtype).decode_batch(data, names, decoded_by=cpu_by)
+    dec = HostGpuDecoder(output_type=output_type, dtype=dtype)
+    gpu_by: list[str] = []
+    got = dec.decode_batch(data, names, decoded_by=gpu_by)
+    # JPEG to ANY_DATA (stored channels, CMYK too) is decoded on the host
+    jpegs = [n.endswith(".jpg") and by == "nvimgcodec" and output_type != "any_data"
+             for n, by in zip(names, cpu_by)]
+    assert sum(jpegs) >= 5 or output_type == "any_data"
+    assert dec.calls == ([(sum(jpegs), STREAM)] if any(jpegs) else []), "only JPEG reaches the device"
+    for name, w, g, c_by, g_by, jpeg in zip(names, want, got, cpu_by, gpu_by, jpegs):
+        if isinstance(w, DecodeError):
+            assert isinstance(g, DecodeError) and g.source == name, name
+            continue
+        np.testing.assert_array_equal(g, w, err_msg=name)
+        assert g.dtype == w.dtype
+        assert g_by == ("nvimgcodec-gpu" if jpeg else c_by), (name, g_by, c_by)
+        if not jpeg:
+            assert any(g is c for c in dec.copied), f"{name}: decoded on the host, then copied"
 
 
 def test_the_gpu_decoder_has_the_backends_in_order_and_the_stage_threads() -> None:

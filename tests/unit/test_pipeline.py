@@ -140,7 +140,7 @@ def test_decode_error_names_stage_operator_and_file(broken_root: Path, no_leaks)
         list(p.iter())
     err = info.value
     assert err.stage == "cpu" and err.operator.startswith("decoders.image")
-    assert err.source is not None and Path(err.source).name in {"junk_jpeg_header.jpg", "truncated_jpeg.jpg"}
+    assert err.source is not None and Path(err.source).name in {"broken.png", "truncated_jpeg.jpg"}
     assert Path(err.source).name in str(err)
     assert p.state is sf.PipelineState.FAILED
     p.close()
@@ -158,10 +158,10 @@ def test_skip_policy_keeps_batches_full_and_counts(broken_root: Path, no_leaks) 
             assert [len(b[0]) for b in batches] == [3, 3]
             assert all(b[0].as_tensor().shape == (3, 32, 32, 3) for b in batches)
             names = {Path(s).name for b in batches for s in b.sources}
-            assert not names & {"junk_jpeg_header.jpg", "truncated_jpeg.jpg"}
+            assert not names & {"broken.png", "truncated_jpeg.jpg"}
         stats = p.stats()
     skipped = {Path(s.source).name for s in stats.skipped}
-    assert skipped == {"junk_jpeg_header.jpg", "truncated_jpeg.jpg"}
+    assert skipped == {"broken.png", "truncated_jpeg.jpg"}
     # Two bad files per epoch, plus replacements that drew a bad file again, plus read-ahead.
     assert stats.skipped_count >= 4 and all(s.operator.startswith("decoders.image") for s in stats.skipped)
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers import GOOD_JPEGS, PHOTOS, QUIRKS
+from helpers import DATA, GOOD_JPEGS, PHOTOS, QUIRKS
 
 import streamflow as sf
 from streamflow import fn
@@ -82,7 +82,12 @@ def _rgb16_png() -> tuple[bytes, np.ndarray]:
     rng = np.random.default_rng(16)
     arr = rng.integers(0, 65536, (24, 20, 3), dtype=np.uint16)
     data = _png(20, 24, lambda: (b"\x00" + arr[y].astype(">u2").tobytes() for y in range(24)), bit_depth=16)
-    return data, (arr >> 8).astype(np.uint8)
+    return data, _to_uint8(arr)
+
+
+def _to_uint8(arr: np.ndarray) -> np.ndarray:
+    """16-bit samples as DALI 2.4 gives them in uint8: round(x * 255 / 65535)."""
+    return np.rint(arr.astype(np.float64) / 257.0).astype(np.uint8)
 
 
 HOPPER = (QUIRKS / "hopper.jpg").read_bytes()
@@ -95,7 +100,7 @@ BAD: dict[str, tuple[bytes, str]] = {
                     "not a recognised image format"),
     "animation.gif": (b"", "GIF is not supported"),  # filled in below (GIF bytes)
     "bomb.png": (b"", "exceeds max_pixels"),  # filled in below
-    "junk_header.jpg": ((QUIRKS / "junk_jpeg_header.jpg").read_bytes(), "JPEG"),
+    "broken_header.png": ((DATA / "pillow-corpus" / "broken.png").read_bytes(), "PNG header"),
     "real_truncated.jpg": ((QUIRKS / "truncated_jpeg.jpg").read_bytes(), "truncated"),
 }
 
@@ -130,11 +135,14 @@ def _odd_valid() -> dict[str, tuple[bytes, np.ndarray, int]]:
     gray16_png = _png(22, 18, lambda: (b"\x00" + gray16[y].astype(">u2").tobytes() for y in range(18)),
                       bit_depth=16, color_type=0)
     cmyk = (QUIRKS / "pil_sample_cmyk.jpg").read_bytes()
+    junk = (QUIRKS / "junk_jpeg_header.jpg").read_bytes()
     return {
+        # nvImageCodec rejects its header; the Pillow fallback reads it (libjpeg skips the junk)
+        "junk_header.jpg": (junk, _pillow_rgb(junk), 0),
         "png_named.jpg": (png, np.asarray(photo), 0),  # wrong extension: the content decides
         "cmyk.jpg": (cmyk, _pillow_rgb(cmyk), 1),  # nvImageCodec rounds CMYK->RGB differently by 1
-        "rgb16.png": (rgb16, rgb16_expected, 0),  # 16-bit: the high byte, as Pillow does
-        "gray16.png": (gray16_png, np.repeat((gray16 >> 8).astype(np.uint8)[:, :, None], 3, 2), 0),
+        "rgb16.png": (rgb16, rgb16_expected, 0),  # 16-bit: scaled to 8 bits as DALI does
+        "gray16.png": (gray16_png, np.repeat(_to_uint8(gray16)[:, :, None], 3, 2), 0),
         "gray_alpha.png": (la, _pillow_rgb(la), 0),  # alpha dropped, gray replicated
     }
 

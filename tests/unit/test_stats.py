@@ -256,3 +256,22 @@ def test_nvtx_is_a_noop_without_cupy(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(nvtx, "_backend", None)
     assert nvtx.backend() is None and StatsRecorder(nvtx=True).nvtx is None
     monkeypatch.setattr(nvtx, "_resolved", False)
+
+
+def test_operator_counts_are_summed_diffed_and_grouped() -> None:
+    """Chunk.count -> OperatorStats.counts; since() subtracts; decoded_by sums the decoders."""
+    rec = StatsRecorder()
+    chunk = Chunk(inputs=[[1, 2]], args={}, sample_ids=np.arange(2), sources=["a", "b"], epoch=0)
+    chunk.count("decoded_by:pillow")
+    chunk.count("decoded_by:nvimgcodec", 3)
+    chunk.count("other")
+    for name in ("decoders.image#0", "decoders.image_crop#1"):  # as run_chain: time, then counts
+        rec.add_op_time(name, 0.01, rows=2)
+    rec.add_counts("decoders.image#0", chunk.counts)
+    rec.add_counts("decoders.image_crop#1", {"decoded_by:pillow": 2})
+    first = PipelineStats(stages=(), operators=rec.operators(), batches_delivered=0, samples_delivered=0)
+    assert first.operators[0].counts == {"decoded_by:pillow": 1, "decoded_by:nvimgcodec": 3, "other": 1}
+    assert first.decoded_by == {"pillow": 3, "nvimgcodec": 3}
+    rec.add_counts("decoders.image#0", {"decoded_by:pillow": 5})
+    later = PipelineStats(stages=(), operators=rec.operators(), batches_delivered=0, samples_delivered=0)
+    assert later.since(first).decoded_by == {"pillow": 5, "nvimgcodec": 0}

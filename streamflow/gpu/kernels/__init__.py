@@ -2,8 +2,9 @@
 
 One ``.cu`` file per operator family beside this module (``resample.cu``:
 resize and the fused resize + crop_mirror_normalize pass;
-``crop_mirror_normalize.cu``; ``crop.cu``; ``flip.cu``; ``slice.cu``: slice and paste), sharing
-``common.cuh``. They need no headers, so they compile with plain NVRTC (the
+``crop_mirror_normalize.cu``; ``crop.cu``; ``flip.cu``; ``slice.cu``: slice and paste;
+``brightness_contrast.cu``; ``convolution.cu``: gaussian_blur), sharing
+``common.cuh`` (and ``convert.cuh``: saturating stores). They need no headers, so they compile with plain NVRTC (the
 unit tests compile them for compute_80 and compute_90 without a GPU) and, with
 a thin shim, as host C++ (``_native/host_build.py``: CI runs every kernel on the CPU).
 
@@ -37,7 +38,11 @@ from importlib import resources
 from typing import Any
 
 __all__ = [
+    "BC_ROW",
+    "BC_SLOTS",
     "CMN_SLOTS",
+    "CONVERT_TYPES",
+    "CONV_SLOTS",
     "COMPILE_OPTIONS",
     "CROP_SLOTS",
     "CUPY_ADDED_OPTIONS",
@@ -114,6 +119,16 @@ SLICE_SLOTS = {
     **{f"START{d}": 19 + d for d in range(SLICE_MAX_DIMS)},    # region start (may be negative)
 }
 
+#: brightness_contrast: out = in * MUL + ADD (floats); N elements per sample.
+BC_SLOTS = {"SRC": 0, "DST": 1, "N": 2, "MUL": 3, "ADD": 4}
+#: Elements of a brightness_contrast sample per grid row.
+BC_ROW = 4096
+
+#: separable convolution (gaussian_blur): P planes of H x W x C, float32 windows KY, KX.
+CONV_SLOTS = {"SRC": 0, "DST": 1, "TMP": 2, "P": 3, "H": 4, "W": 5, "C": 6, "KY": 7, "NY": 8, "KX": 9, "NX": 10}
+#: Element types of brightness_contrast and the convolution passes (suffix -> C type).
+CONVERT_TYPES = {"u8": "unsigned char", "u16": "unsigned short", "i16": "short", "f32": "float"}
+
 _ELEM = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
 _CMN_OUT = {"f32": "float", "f16": "unsigned short", "u8": "unsigned char"}
 _SRC = {"u8": "unsigned char", "f32": "float"}
@@ -126,6 +141,9 @@ KERNEL_NAMES: tuple[str, ...] = (
     *(f"sf_crop_b{b}" for b in _ELEM),
     *(f"sf_flip_b{b}" for b in _ELEM),
     *(f"sf_slice_b{b}" for b in _ELEM),
+    *(f"sf_brightness_contrast_{i}_{o}" for i in CONVERT_TYPES for o in CONVERT_TYPES),
+    *(f"sf_conv_h_{t}" for t in CONVERT_TYPES),
+    *(f"sf_conv_v_{t}" for t in CONVERT_TYPES),
 )
 
 #: What streamflow passes to NVRTC.
@@ -133,14 +151,16 @@ COMPILE_OPTIONS: tuple[str, ...] = ("--fmad=false", "--std=c++14")
 #: What cupy adds to every compilation after ours (so the NVRTC test compiles with both).
 CUPY_ADDED_OPTIONS: tuple[str, ...] = ("-ftz=true",)
 
-_FILES = ("common.cuh", "resample.cu", "crop_mirror_normalize.cu", "crop.cu", "flip.cu", "slice.cu")
+_FILES = ("common.cuh", "resample.cu", "crop_mirror_normalize.cu", "crop.cu", "flip.cu", "slice.cu", "convert.cuh",
+          "brightness_contrast.cu", "convolution.cu")
 
 
 def _defines() -> str:
     lines = [f"#define SF_NP {NP}", f"#define SF_MAXC {MAX_CHANNELS}"]
     for prefix, slots in (("RS", RESAMPLE_SLOTS), ("CM", CMN_SLOTS), ("CR", CROP_SLOTS), ("FL", FLIP_SLOTS),
-                          ("SL", SLICE_SLOTS)):
+                          ("SL", SLICE_SLOTS), ("BC", BC_SLOTS), ("CV", CONV_SLOTS)):
         lines += [f"#define {prefix}_{k} {v}" for k, v in slots.items()]
+    lines.append(f"#define BC_ROW {BC_ROW}")
     return "\n".join(lines)
 
 
@@ -157,6 +177,12 @@ def _wrappers() -> str:
         out.append(f'extern "C" __global__ void sf_crop_b{b}(const i64* p) {{ sf_crop<{t}>(p); }}')
         out.append(f'extern "C" __global__ void sf_flip_b{b}(const i64* p) {{ sf_flip<{t}>(p); }}')
         out.append(f'extern "C" __global__ void sf_slice_b{b}(const i64* p) {{ sf_slice<{t}>(p); }}')
+    for i, it in CONVERT_TYPES.items():
+        for o, ot in CONVERT_TYPES.items():
+            out.append(f'extern "C" __global__ void sf_brightness_contrast_{i}_{o}(const i64* p) '
+                       f'{{ sf_brightness_contrast<{it}, {ot}>(p); }}')
+        out.append(f'extern "C" __global__ void sf_conv_h_{i}(const i64* p) {{ sf_conv_h<{it}>(p); }}')
+        out.append(f'extern "C" __global__ void sf_conv_v_{i}(const i64* p) {{ sf_conv_v<{it}>(p); }}')
     return "\n".join(out)
 
 

@@ -22,9 +22,10 @@ __all__ = ["decode_gpu"]
 @register(ImageDecode)
 def decode_gpu(op: ImageDecode, chunk: Chunk, ctx: GpuContext) -> list[list[Any]]:
     device = ctx.device
-    key = ("image-decoder", op.output_type, op.adjust_orientation, op.max_pixels)
+    key = ("image-decoder", op.output_type, op.adjust_orientation, op.max_pixels, op.dtype)
     decoder = ctx.shared(key, lambda: GpuImageDecoder(
         device_id=device.device_id, cuda_stream=device.stream.ptr, cpu_threads=ctx.cpu_threads,
         output_type=op.output_type, adjust_orientation=op.adjust_orientation, max_pixels=op.max_pixels,
+        dtype=op.dtype,
     ))
     return op.decode(chunk, decoder)

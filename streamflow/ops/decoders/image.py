@@ -1,11 +1,17 @@
-"""``decoders.image``: encoded bytes to HWC uint8 images (nvImageCodec), and
-``DecoderCrop``, the base of the decoders that decode one window per sample.
+"""``decoders.image``: encoded bytes to HWC images (nvImageCodec, with Pillow and
+tifffile as CPU fallbacks), and ``DecoderCrop``, the base of the decoders
+that decode one window per sample.
+
+Output semantics (``output_type``, ``dtype``, EXIF orientation) and the
+per-format checks against Pillow and DALI 2.4 are in ``docs/decoding.md``;
+the images each decoder produced are counted in ``pipe.stats().decoded_by``.
 
 Each reads the oriented image size from the header (``ImageDecoder.peek_shape``),
-computes the window, and decodes only that window (``decode_batch(regions=...)``,
-an nvImageCodec region decode). The result equals decoding the whole image and
-slicing the window, bit for bit (nvImageCodec's region decode is exact, EXIF
-orientation included), but reads and converts only the window's pixels.
+computes the window, and decodes it (``decode_batch(regions=...)``). For JPEG
+to RGB/BGR/GRAY/YCbCr that is an nvImageCodec region decode, which reads and
+converts only the window's pixels; other images are decoded whole and cut.
+Either way the result equals decoding the whole image and slicing the window,
+bit for bit (EXIF orientation included).
 """
 
 from __future__ import annotations
@@ -13,13 +19,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ...codecs.convert import DTYPES
 from ...codecs.nvimgcodec import ImageDecoder
-from ...errors import DecodeError, SampleError
+from ...errors import DecodeError, PipelineDefinitionError, SampleError
 from ...graph import DataNode, add_node
 from ...operator import Chunk, Operator
 from ...types import (
+    DataType,
     Device,
     ImageType,
+    parse_dtype,
     parse_image_type,
 )
 from ..arguments import DECODER, fn_function
@@ -34,6 +43,8 @@ class ImageDecode(Operator):
     devices = frozenset({Device.CPU, Device.MIXED})
 
     def output_channels(self, input_channels: Sequence[int | None]) -> int | None:
+        if self.output_type is ImageType.ANY_DATA:
+            return None  # as stored: known per file only
         return 1 if self.output_type is ImageType.GRAY else 3
 
     def __init__(
@@ -43,12 +54,14 @@ class ImageDecode(Operator):
         output_type: ImageType = ImageType.RGB,
         adjust_orientation: bool = True,
         max_pixels: int | None = 128_000_000,
+        dtype: DataType = DataType.UINT8,
         name: str | None = None,
     ) -> None:
         super().__init__(device=device, name=name)
         self.output_type = output_type
         self.adjust_orientation = adjust_orientation
         self.max_pixels = max_pixels
+        self.dtype = dtype
         self._decoder: ImageDecoder | None = None
 
     def _cpu_decoder(self) -> ImageDecoder:
@@ -56,7 +69,7 @@ class ImageDecode(Operator):
         if self._decoder is None:
             self._decoder = ImageDecoder(
                 Device.CPU, output_type=self.output_type, adjust_orientation=self.adjust_orientation,
-                max_pixels=self.max_pixels,
+                max_pixels=self.max_pixels, dtype=self.dtype,
             )
         return self._decoder
 
@@ -65,7 +78,8 @@ class ImageDecode(Operator):
 
     def decode(self, chunk: Chunk, decoder: ImageDecoder) -> list[list[Any]]:
         """Decode the chunk's images with ``decoder`` (the CPU one, or a GPU stage's)."""
-        results = decoder.decode_batch(chunk.inputs[0], chunk.sources)
+        names: list[str] = []
+        results = decoder.decode_batch(chunk.inputs[0], chunk.sources, decoded_by=names)
         out: list[Any] = []
         for row, result in enumerate(results):
             if isinstance(result, DecodeError):
@@ -73,6 +87,7 @@ class ImageDecode(Operator):
                 out.append(None)
             else:
                 out.append(result)
+        count_decoders(chunk, names)
         return [out]
 
     def layout(self, index: int) -> str:
@@ -118,9 +133,12 @@ class DecoderCrop(ImageDecode):
         todo = [row for row in range(len(data)) if row not in failed]
         out: list[Any] = [None] * len(data)
         if todo:
+            names: list[str] = []
             results = decoder.decode_batch(
                 [data[r] for r in todo], [chunk.sources[r] for r in todo], regions=[regions[r] for r in todo],
+                decoded_by=names,
             )
+            count_decoders(chunk, names)
             for row, result in zip(todo, results):
                 if isinstance(result, DecodeError):
                     failed[row] = result
@@ -130,43 +148,63 @@ class DecoderCrop(ImageDecode):
             chunk.fail(row, failure)
         return [out]
 
+def count_decoders(chunk: Chunk, names: list[str]) -> None:
+    """Count each decoded image under its decoder, for ``pipe.stats().decoded_by``."""
+    for decoder in names:
+        if decoder:
+            chunk.count("decoded_by:" + decoder)
+
+
 @fn_function(DECODER)
 def image(
     data: DataNode,
     *,
     device: str | Device | None = None,
     output_type: str | ImageType = ImageType.RGB,
+    dtype: str | DataType = DataType.UINT8,
     adjust_orientation: bool = True,
     max_pixels: int | None = 128_000_000,
     name: str | None = None,
 ) -> DataNode:
-    """Decode images (JPEG, PNG, BMP, TIFF, WebP, JPEG 2000, PNM) to HWC uint8.
+    """Decode images (JPEG, PNG, BMP, TIFF, WebP, JPEG 2000, PNM) to HWC.
 
     Args:
         data: encoded images (e.g. the first output of ``fn.readers.file``).
         device: ``"cpu"`` (nvImageCodec's CPU backend) or ``"mixed"`` (GPU decoding).
-        output_type: ``types.RGB`` (default), ``types.BGR``, ``types.GRAY``, ``types.YCbCr``.
-        adjust_orientation: apply the EXIF orientation.
+        output_type: ``types.RGB`` (default), ``types.BGR``, ``types.GRAY``,
+            ``types.YCbCr``, or ``types.ANY_DATA`` (the channels as stored:
+            gray, gray+alpha, RGBA, CMYK...).
+        dtype: the output type, ``types.UINT8`` (default), ``UINT16``, ``UINT32``,
+            ``INT8``, ``INT16``, ``INT32`` or ``FLOAT``: samples are scaled to its
+            full range (``FLOAT``: 0..1), as DALI does; 16-bit images keep
+            their precision in ``UINT16`` and ``FLOAT``.
+        adjust_orientation: apply the EXIF orientation (JPEG, PNG, WebP, TIFF).
         max_pixels: refuse images with more pixels than this (decompression
             bombs), before decoding; ``None`` for no limit.
         name: a name for errors and statistics.
 
-    A file that cannot be decoded fails with an error naming it, or is
-    skipped and replaced under ``on_error="skip"``.
+    Files nvImageCodec cannot read, or reads wrongly, are decoded by Pillow
+    or tifffile (``pip install 'streamflow[decoders]'``). A file that cannot
+    be decoded fails with an error naming it, or is skipped and replaced under
+    ``on_error="skip"``.
     """
-    op = ImageDecode(
-        output_type=parse_image_type(output_type),
-        adjust_orientation=adjust_orientation,
-        max_pixels=max_pixels,
-        name=name,
-    )
+    op = ImageDecode(**decoder_arguments(output_type, adjust_orientation, max_pixels, name, dtype))
     return add_node(op, [data], device=device)[0]
 
 
 def decoder_arguments(output_type: str | ImageType, adjust_orientation: bool, max_pixels: int | None,
-                      name: str | None) -> dict[str, Any]:
+                      name: str | None, dtype: str | DataType = DataType.UINT8) -> dict[str, Any]:
     """The constructor arguments every image decoder shares, validated."""
+    try:
+        out_dtype = parse_dtype(dtype)
+    except ValueError as exc:
+        raise PipelineDefinitionError(f"decoders: {exc}") from None
+    if out_dtype not in DTYPES:
+        raise PipelineDefinitionError(
+            f"decoders: dtype {out_dtype.name} is not an image type; expected one of "
+            f"{', '.join(d.name for d in DTYPES)}"
+        )
     return dict(
         output_type=parse_image_type(output_type), adjust_orientation=adjust_orientation,
-        max_pixels=max_pixels, name=name,
+        max_pixels=max_pixels, dtype=out_dtype, name=name,
     )

@@ -14,6 +14,7 @@ from ...errors import PipelineDefinitionError
 from ...graph import DataNode, add_node, split_arguments
 from ...operator import Chunk
 from ...types import (
+    DataType,
     Device,
     ImageType,
     Number,
@@ -58,6 +59,7 @@ def image_crop(
     rounding: str = "round",
     device: str | Device | None = None,
     output_type: str | ImageType = ImageType.RGB,
+    dtype: str | DataType = DataType.UINT8,
     adjust_orientation: bool = True,
     max_pixels: int | None = 128_000_000,
     name: str | None = None,
@@ -82,5 +84,5 @@ def image_crop(
     has_w = spec.crop_w is not None or "crop_w" in per_sample
     if not (has_h and has_w):
         raise PipelineDefinitionError("decoders.image_crop: give the window size, crop=(h, w) or crop_h and crop_w")
-    op = ImageCrop(spec, **decoder_arguments(output_type, adjust_orientation, max_pixels, name))
+    op = ImageCrop(spec, **decoder_arguments(output_type, adjust_orientation, max_pixels, name, dtype))
     return add_node(op, [data], per_sample, device=device)[0]

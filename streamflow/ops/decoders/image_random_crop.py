@@ -13,6 +13,7 @@ from typing import Any
 from ...graph import DataNode, add_node
 from ...operator import Chunk
 from ...types import (
+    DataType,
     Device,
     ImageType,
 )
@@ -42,6 +43,7 @@ def image_random_crop(
     *,
     device: str | Device | None = None,
     output_type: str | ImageType = ImageType.RGB,
+    dtype: str | DataType = DataType.UINT8,
     random_area: Sequence[float] = (0.08, 1.0),
     random_aspect_ratio: Sequence[float] = (3.0 / 4.0, 4.0 / 3.0),
     num_attempts: int = 10,
@@ -63,5 +65,5 @@ def image_random_crop(
     Other arguments as ``image``.
     """
     params = RandomCropParams.from_args("decoders.image_random_crop", random_area, random_aspect_ratio, num_attempts)
-    op = ImageRandomCrop(params, seed=seed, **decoder_arguments(output_type, adjust_orientation, max_pixels, name))
+    op = ImageRandomCrop(params, seed=seed, **decoder_arguments(output_type, adjust_orientation, max_pixels, name, dtype))
     return add_node(op, [data], device=device)[0]

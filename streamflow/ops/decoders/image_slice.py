@@ -19,6 +19,7 @@ from ...errors import PipelineDefinitionError
 from ...graph import DataNode, add_node, split_arguments
 from ...operator import Chunk
 from ...types import (
+    DataType,
     Device,
     ImageType,
     Number,
@@ -130,6 +131,7 @@ def image_slice(
     normalized_shape: bool = True,
     device: str | Device | None = None,
     output_type: str | ImageType = ImageType.RGB,
+    dtype: str | DataType = DataType.UINT8,
     adjust_orientation: bool = True,
     max_pixels: int | None = 128_000_000,
     name: str | None = None,
@@ -156,6 +158,6 @@ def image_slice(
     op = ImageSlice(
         constants.get("anchor"), constants.get("shape"), axes=axes, axis_names=axis_names,
         normalized_anchor=normalized_anchor, normalized_shape=normalized_shape,
-        **decoder_arguments(output_type, adjust_orientation, max_pixels, name),
+        **decoder_arguments(output_type, adjust_orientation, max_pixels, name, dtype),
     )
     return add_node(op, [data], per_sample, device=device)[0]

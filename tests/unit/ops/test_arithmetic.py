@@ -231,3 +231,25 @@ def test_cpu_compiled_kernel_writes_into_the_batch_array_and_skips_what_it_canno
     assert CompiledExpression(Node("exp", (Input(0),))).evaluate([x]) is None  # libm: numpy
     assert CompiledExpression(Node("add", (Input(0), Input(1)))).evaluate(
         [x, np.ones((50, 1), np.uint8)]) is None  # broadcasting other than a scalar: numpy
+def test_numpy_scalar_on_the_left_keeps_its_type() -> None:
+    x = np.arange(6, dtype=np.uint8).reshape(2, 3)
+    @sf.pipeline_def(batch_size=1, num_threads=1)
+    def pipe():
+        d = fn.external_source([[x]])
+        return np.uint8(255) - d, np.float32(0.5) * d
+    with pipe() as p:
+        a, b = (np.asarray(t.at(0)) for t in p.run())
+    assert a.dtype == np.uint8 and np.array_equal(a, 255 - x)  # DALI: Constant(255, UINT8) - uint8 is uint8
+    assert b.dtype == np.float32
+def test_array_constants_broadcast_with_the_samples() -> None:
+    scalars = [np.float32(2.0), np.float32(-1.0)]
+    big = np.ones((70, 80, 3), np.float32)  # more elements than one evaluation block
+    @sf.pipeline_def(batch_size=2, num_threads=1)
+    def pipe():
+        s = fn.external_source([scalars])
+        x = fn.external_source([[big, big]])
+        return s * np.array([1.0, 0.0], np.float32) + 1, x * np.array([1, 2, 3], np.float32)
+    with pipe() as p:
+        vec, scaled = p.run()
+    assert np.array_equal(vec.at(0), [3.0, 1.0]) and np.array_equal(vec.at(1), [0.0, 1.0])
+    assert np.array_equal(np.asarray(scaled.at(0))[5, 7], [1, 2, 3])

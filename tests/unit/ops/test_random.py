@@ -110,3 +110,58 @@ def test_uniform_values() -> None:
     assert vals.dtype == np.float32 and set(vals.tolist()) == {1.0, 2.0, 3.0}
     with pytest.raises(sf.PipelineDefinitionError, match="empty"):
         fn.random.uniform(values=[])
+
+
+# --- random.beta, dtype, seed, shape_like, choice from pipeline data ----------
+def test_beta_distribution() -> None:
+    (out,) = run_random(lambda: fn.random.beta(alpha=2.0, beta=5.0, shape=[4000]), batch_size=2)
+    vals = np.concatenate(out)
+    assert vals.dtype == np.float32 and vals.min() >= 0 and vals.max() <= 1
+    assert abs(vals.mean() - 2 / 7) < 0.01  # mean a / (a + b)
+    assert abs(vals.var() - 10 / (49 * 8)) < 0.003  # a b / ((a + b)^2 (a + b + 1))
+    (f64,) = run_random(lambda: fn.random.beta(alpha=0.5, beta=0.5, dtype=sf.types.FLOAT64))
+    assert f64[0].dtype == np.float64 and f64[0].shape == ()
+    with pytest.raises(sf.PipelineDefinitionError, match="alpha must be a positive number"):
+        fn.random.beta(alpha=0.0)
+    with pytest.raises(sf.PipelineDefinitionError, match="dtype must be one of float32, float64"):
+        fn.random.beta(dtype=sf.types.INT32)
+
+
+def test_dtypes_round_and_clamp() -> None:
+    u, n, c, b = run_random(lambda: (
+        fn.random.uniform(range=[0, 10], dtype=sf.types.INT32, shape=[500]),
+        fn.random.normal(mean=100, stddev=80, dtype=sf.types.UINT8, shape=[500]),
+        fn.random.coin_flip(dtype=sf.types.BOOL, shape=[50]),
+        fn.random.uniform(values=[0, 1, 2], dtype=sf.types.INT64, shape=[50]),
+    ), batch_size=2)
+    assert u[0].dtype == np.int32 and set(np.concatenate(u).tolist()) == set(range(11))  # 10 from rounding
+    vals = np.concatenate(n)
+    assert vals.dtype == np.uint8 and vals.min() == 0 and vals.max() == 255  # clamped, not wrapped
+    assert c[0].dtype == np.bool_ and b[0].dtype == np.int64 and set(np.concatenate(b).tolist()) == {0, 1, 2}
+
+
+def test_seed_fixes_the_stream() -> None:
+    a, b, c = run_random(lambda: (fn.random.uniform(seed=42), fn.random.uniform(seed=42), fn.random.uniform()))
+    assert all(float(x) == float(y) for x, y in zip(a, b)) and any(float(x) != float(y) for x, y in zip(a, c))
+    (d,) = run_random(lambda: fn.random.uniform(seed=42), seed=99)  # the pipeline's seed does not matter
+    assert all(float(x) == float(y) for x, y in zip(a, d))
+    (e,) = run_random(lambda: fn.random.normal(seed=42))  # another operator: another stream
+    assert any(float(x) != float(y) for x, y in zip(a, e))
+
+
+def test_shape_like_and_choice_from_pipeline_data() -> None:
+    shapes = [np.zeros((2, 3), np.uint8), np.zeros((4,), np.uint8)]
+    pools = [np.array([5, 6, 7], np.int16), np.array(3, np.int64)]
+
+    @sf.pipeline_def(batch_size=2, num_threads=1, seed=1)
+    def pipe():
+        x = fn.external_source([shapes])
+        a = fn.external_source([pools])
+        return fn.random.uniform(x), fn.random.coin_flip(x), fn.random.choice(a, shape=[40]), fn.random.choice(a, x)
+
+    with pipe() as p:
+        u, c, ch, chx = p.run()
+    assert u.at(0).shape == (2, 3) and u.at(1).shape == (4,) and c.at(0).dtype == np.int32
+    assert ch.at(0).dtype == np.int16 and set(ch.at(0).tolist()) == {5, 6, 7}
+    assert ch.at(1).dtype == np.int64 and set(ch.at(1).tolist()) == {0, 1, 2}
+    assert chx.at(0).shape == (2, 3) and chx.at(1).shape == (4,)

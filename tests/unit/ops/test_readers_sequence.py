@@ -1,6 +1,6 @@
 """``readers.sequence`` against DALI 2.4: one epoch over streams of PNG frames cut from real photos
-(with a stray text file), for three configurations: every sequence equal, in DALI's order
-(PNG frames decode exactly)."""
+(with a stray text file), for three configurations: every sequence in DALI's order, RGB frames
+exact (PNG), GRAY within 1 (the image decoder's RGB-to-gray rounding, see docs/decoding.md)."""
 
 from __future__ import annotations
 
@@ -41,7 +41,10 @@ def test_one_epoch_matches_dali(tree, key) -> None:
         for i, w in enumerate(want):
             seq, info = p.run()
             got = np.asarray(seq.at(0))
-            assert got.shape == w.shape and np.array_equal(got, w), f"{key} sequence {i}"
+            assert got.shape == w.shape and got.dtype == w.dtype, f"{key} sequence {i}"
+            # RGB frames: exact; GRAY: the image decoder's RGB -> gray conversion, within 1 of DALI's
+            tol = 1 if "gray" in key else 0
+            assert np.abs(got.astype(int) - w.astype(int)).max() <= tol, f"{key} sequence {i}"
             assert np.asarray(info.at(0)).size == 0  # DALI gives sequences no source info
         assert seq.layout == "FHWC"
 

@@ -1,0 +1,218 @@
+"""The augmentation operators on the CPU: streamflow vs DALI 2.4, one operator per pipeline.
+
+Each pipeline feeds the same batch of real photos (``tests/data/photos``,
+resized to 512x480 RGB uint8) through ``fn.external_source`` into one
+operator; the table shows images per second for each system, with
+``--threads`` worker threads. A plain numpy separable Gaussian blur is the
+baseline that uses neither library. Each system runs in its own subprocess;
+DALI may live in another virtual environment (``--dali-python``). The machine
+is printed first, every pipeline warms up, ``--repeats`` epochs of
+``--batches`` batches are timed (median and best reported), everything goes
+to JSON in ``benchmarks/results/``.
+
+    python benchmarks/augment_ops.py --dali-python /path/to/venv-with-dali/bin/python
+    python benchmarks/augment_ops.py --quick                  # smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _common
+import numpy as np
+
+PHOTOS = Path(__file__).resolve().parents[1] / "tests" / "data" / "photos"
+HEIGHT, WIDTH = 480, 512
+SHARPEN = [[0.0, -1.0, 0.0], [-1.0, 5.0, -1.0], [0.0, -1.0, 0.0]]
+
+#: name -> the pipeline step, written once for both libraries (``m``: the library's names).
+OPS: dict[str, Callable[[Any, Any], Any]] = {
+    "brightness": lambda m, x: m.fn.brightness(x, brightness=1.3),
+    "contrast": lambda m, x: m.fn.contrast(x, contrast=1.4),
+    "gaussian_blur s=2": lambda m, x: m.fn.gaussian_blur(x, sigma=2.0),
+    "laplacian w=3": lambda m, x: m.fn.laplacian(x, window_size=3),
+    "filter 3x3": lambda m, x: m.fn.filter(x, m.kernel),
+    "median_blur 3x3": lambda m, x: m.fn.experimental.median_blur(x),
+    "noise.gaussian": lambda m, x: m.fn.noise.gaussian(x, stddev=10.0),
+    "noise.salt_and_pepper": lambda m, x: m.fn.noise.salt_and_pepper(x),
+    "noise.shot": lambda m, x: m.fn.noise.shot(x, factor=5.0),
+    "grid_mask": lambda m, x: m.fn.grid_mask(x, angle=0.3),
+    "jpeg q=50": lambda m, x: m.fn.jpeg_compression_distortion(x, quality=50),
+    "equalize": lambda m, x: m.fn.equalize(x),
+    "reductions.mean HW": lambda m, x: m.fn.reductions.mean(x, axis_names="HW"),
+    "trivial_augment_wide": lambda m, x: m.trivial_augment.trivial_augment_wide(x),
+    "rand_augment n=2 m=9": lambda m, x: m.rand_augment.rand_augment(x, n=2, m=9),
+}
+#: DALI needs enable_conditionals=True for these.
+CONDITIONAL = {"trivial_augment_wide", "rand_augment n=2 m=9"}
+DALI_MISSING = {"median_blur 3x3"}  # GPU-only in DALI 2.4
+
+
+def photos() -> list[np.ndarray]:
+    """512x480 RGB crops of real photos (Pillow), or noise where Pillow is missing."""
+    try:
+        from PIL import Image
+
+        out = []
+        for name in ("astronaut.png", "coffee.png", "chelsea.png", "motorcycle_left.png"):
+            with Image.open(PHOTOS / name) as im:
+                out.append(np.asarray(im.convert("RGB").resize((WIDTH, HEIGHT), Image.BILINEAR)))
+        return out
+    except ImportError:
+        rng = np.random.default_rng(0)
+        return [rng.integers(0, 256, (HEIGHT, WIDTH, 3), np.uint8) for _ in range(4)]
+
+
+def _batch(size: int) -> list[np.ndarray]:
+    imgs = photos()
+    return [np.ascontiguousarray(imgs[i % len(imgs)]) for i in range(size)]
+
+
+def _build(system: str, op: str, batch: list[np.ndarray], threads: int, batches: int) -> tuple[Callable[[], int], Any]:
+    """An epoch function (``batches`` batches of ``op``) and a close function."""
+    if system == "streamflow":
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+        import streamflow as sf
+        from streamflow import fn
+        from streamflow.auto_aug import rand_augment, trivial_augment
+
+        names = argparse.Namespace(fn=fn, kernel=np.array(SHARPEN, np.float32), rand_augment=rand_augment,
+                                   trivial_augment=trivial_augment)
+
+        @sf.pipeline_def(batch_size=len(batch), num_threads=threads, device_id=None, seed=1)
+        def pipe() -> Any:
+            x = fn.external_source([batch] * batches, layout="HWC")
+            return OPS[op](names, x)
+
+        p = pipe()
+        return (lambda: sum(len(out) for (out,) in p.iter())), p.close
+    from nvidia.dali import fn as dfn
+    from nvidia.dali import pipeline_def, types
+    from nvidia.dali.auto_aug import rand_augment as drand
+    from nvidia.dali.auto_aug import trivial_augment as dtrivial
+
+    dnames = argparse.Namespace(fn=dfn, kernel=types.Constant(np.array(SHARPEN, np.float32)), rand_augment=drand,
+                                trivial_augment=dtrivial)
+
+    @pipeline_def(batch_size=len(batch), num_threads=threads, device_id=None, seed=1,
+                  enable_conditionals=op in CONDITIONAL)
+    def dpipe() -> Any:
+        x = dfn.external_source(source=lambda: batch, batch=True, layout="HWC")
+        return OPS[op](dnames, x)
+
+    d = dpipe()
+    d.build()
+    return (lambda: sum(len(d.run()[0]) for _ in range(batches))), (lambda: None)
+
+
+def numpy_blur(batch: list[np.ndarray], sigma: float = 2.0) -> int:
+    """The baseline: separable Gaussian blur in plain numpy (float32, reflect-101 borders), uint8 out."""
+    r = int(np.ceil(3 * sigma))
+    x = np.arange(-r, r + 1, dtype=np.float32)
+    w = np.exp(-x * x / (2 * sigma * sigma))
+    w /= w.sum()
+    for img in batch:
+        pad = np.pad(img.astype(np.float32), ((r, r), (r, r), (0, 0)), mode="reflect")
+        h = sum(w[k] * pad[:, k:k + img.shape[1]] for k in range(2 * r + 1))
+        v = sum(w[k] * h[k:k + img.shape[0]] for k in range(2 * r + 1))
+        np.clip(np.rint(v), 0, 255).astype(np.uint8)
+    return len(batch)
+
+
+def worker(args: argparse.Namespace) -> None:
+    """Subprocess: time every operator of one system; print JSON."""
+    results: dict[str, Any] = {"system": args.worker, "machine": _common.machine_info(), "ops": {}}
+    batch = _batch(args.batch_size)
+    try:
+        for op in (o for o in OPS if o in args.ops.split(",") or args.ops == "all"):
+            if args.worker == "dali" and op in DALI_MISSING:
+                continue
+            try:
+                epoch, close = _build(args.worker, op, batch, args.threads, args.batches)
+                try:
+                    results["ops"][op] = _common.time_repeats(epoch, repeats=args.repeats, warmup=1).summary()
+                finally:
+                    close()
+            except ImportError:
+                raise
+            except Exception:
+                results["ops"][op] = {"error": traceback.format_exc()[-2000:]}
+        if args.worker == "streamflow":
+            results["numpy_blur"] = _common.time_repeats(lambda: numpy_blur(batch), repeats=args.repeats,
+                                                         warmup=1).summary()
+    except ImportError as exc:
+        results["skipped"] = f"{exc} (install it, or pass --dali-python)"
+    print("RESULT " + json.dumps(results, default=str))
+
+
+def run(system: str, python: str, args: argparse.Namespace) -> dict[str, Any]:
+    cmd = [python, __file__, "--worker", system, "--batch-size", str(args.batch_size), "--threads",
+           str(args.threads), "--repeats", str(args.repeats), "--batches", str(args.batches), "--ops", args.ops]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    for line in done.stdout.splitlines():
+        if line.startswith("RESULT "):
+            result: dict[str, Any] = json.loads(line[len("RESULT "):])
+            result["interpreter"] = python
+            return result
+    return {"system": system, "error": done.stderr[-3000:] or f"exit {done.returncode}", "interpreter": python}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--batches", type=int, default=4, help="batches per timed epoch")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--ops", default="all", help="comma-separated names from OPS, or all")
+    parser.add_argument("--systems", default="streamflow,dali")
+    parser.add_argument("--dali-python", default=sys.executable, help="interpreter with nvidia-dali-cuda130")
+    parser.add_argument("--quick", action="store_true", help="tiny batches, 1 repeat (smoke run)")
+    parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--worker", choices=["streamflow", "dali"], help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(args)
+        return
+    if args.quick:
+        args.batch_size, args.batches, args.repeats = 2, 1, 1
+    info = _common.machine_info()
+    _common.print_machine(info)
+    results = [run(s, args.dali_python if s == "dali" else sys.executable, args) for s in args.systems.split(",")]
+    by_system = {r["system"]: r for r in results}
+    rows = []
+    for op in OPS:
+        cells = [op]
+        rates = {}
+        for system in ("streamflow", "dali"):
+            entry = by_system.get(system, {}).get("ops", {}).get(op)
+            if entry is None or "error" in entry:
+                cells.append("-" if entry is None else "error")
+                continue
+            rates[system] = entry["rate_median"]
+            cells.append(f"{entry['rate_median']:.0f}")
+        cells.append(f"{rates['streamflow'] / rates['dali']:.2f}x" if len(rates) == 2 else "-")
+        rows.append(cells)
+    print(_common.format_table(["operator", "streamflow img/s", "DALI img/s", "streamflow / DALI"], rows))
+    base = by_system.get("streamflow", {}).get("numpy_blur")
+    if base:
+        print(f"\nbaseline, plain numpy separable blur (sigma 2, one thread): {base['rate_median']:.0f} img/s")
+    out = args.json or Path(__file__).parent / "results" / f"augment_ops-{_common.machine_tag()}.json"
+    if not args.quick or args.json:
+        _common.write_json(out, {
+            "benchmark": "augment_ops", "when": _common.now_iso(), "machine": info, "command": " ".join(sys.argv),
+            "config": {k: v for k, v in vars(args).items() if k != "worker"}, "results": results,
+        })
+        print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
