@@ -21,6 +21,11 @@ ext_modules = [
         sources=["streamflow/_native/filters.c"],
         extra_compile_args=["-O3", "-ffp-contract=off", "-fno-math-errno"],
     ),
+    Extension(
+        "streamflow._native._warp",
+        sources=["streamflow/_native/warp.c"],
+        extra_compile_args=["-O3", "-ffp-contract=off", "-fno-math-errno"],
+    ),
 ]
 
 setup(ext_modules=ext_modules)

@@ -24,6 +24,10 @@ Sampling (DALI's ``Sampler2D``):
   in float32, restarting from a fresh multiple every 256 columns. So the
   float32 rounding of the coordinates, and hence the uint8 result, agrees
   with DALI's own arithmetic (measured: see ``docs/operators.md``).
+
+The pixel work runs in C (``_native/warp.c``: the same float32 operations in
+the same order, GIL released; bit-identical to the numpy code below, which
+remains for the element types the kernel does not take).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from .._native import warp as native_warp
 from ..errors import PipelineDefinitionError, SampleError
 from ..graph import DataNode, add_node, split_arguments
 from ..operator import Chunk, Operator
@@ -143,15 +148,32 @@ def warp_affine_image(
     if H == 0 or W == 0:
         raise ValueError(f"cannot warp an empty image of shape {src.shape}")
     odt = np.dtype(out_dtype) if out_dtype is not None else img.dtype
-    sx, sy = source_coordinates(_as_matrix(matrix), out_h, out_w)
-    if fill_value is None:
-        pad, table = 0, img.reshape(H * W, C)
-        lo_y, hi_y, lo_x, hi_x = 0, H - 1, 0, W - 1
-    else:
+    m = _as_matrix(matrix)
+    fills = None
+    if fill_value is not None:
         fills = np.asarray(fill_value, dtype=np.float64).reshape(-1)
         if fills.size not in (1, C):
             raise ValueError(f"fill_value must have 1 or {C} values, got {fills.size}")
         fills = np.array([_fill_in_type(v, img.dtype) for v in fills]).astype(img.dtype)
+    try:  # the C kernel: the same float32 operations, one pass, GIL released
+        out = native_warp.affine(img, m.astype(F32), (out_h, out_w), linear=interp is InterpType.INTERP_LINEAR,
+                                 fill=None if fills is None else np.broadcast_to(fills, (C,)), out_dtype=odt)
+    except native_warp.KernelUnsupported:  # other element types
+        out = _warp_affine_numpy(img, m, (out_h, out_w), interp, fills, odt)
+    return out[:, :, 0] if was_2d else out
+
+
+def _warp_affine_numpy(img: np.ndarray, matrix: np.ndarray, out_size: tuple[int, int], interp: InterpType,
+                       fills: np.ndarray | None, odt: np.dtype) -> np.ndarray:
+    """The numpy version of ``warp_affine_image`` (HWC; ``fills`` in the image's type): the operations
+    that ``_native/warp.c`` repeats, for the types it does not take."""
+    H, W, C = img.shape
+    out_h, out_w = out_size
+    sx, sy = source_coordinates(matrix, out_h, out_w)
+    if fills is None:
+        pad, table = 0, img.reshape(H * W, C)
+        lo_y, hi_y, lo_x, hi_x = 0, H - 1, 0, W - 1
+    else:
         padded = np.empty((H + 2, W + 2, C), dtype=img.dtype)
         padded[...] = fills if fills.size == C else fills[0]
         padded[1:-1, 1:-1] = img
@@ -185,7 +207,7 @@ def warp_affine_image(
         s11 = gather(y0 + 1, x0 + 1).astype(F32)
         s1 = s10 * px + s11 * qx
         out = _convert_sat(s0 + (s1 - s0) * qy, odt)
-    return out[:, :, 0] if was_2d else out
+    return out
 
 
 def _interp(value: Any, op_name: str) -> InterpType:
