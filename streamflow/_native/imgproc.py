@@ -20,7 +20,9 @@ Resampling follows DALI's CPU resampler (``dali/kernels/imgproc/resample``):
   downscale) or 1. ``INTERP_NN`` takes source index
   ``floor(roi0 + (d + 0.5) * scale)``, clamped. ``INTERP_TRIANGULAR`` is
   ``INTERP_LINEAR`` with antialiasing.
-* The filter (minification or magnification) is chosen per axis.
+* The filter is chosen per axis: ``interp`` (DALI's ``min_filter``) where the
+  output is shorter than the roi, ``mag_interp`` (``mag_filter``, never
+  antialiased; default ``interp``) elsewhere.
 * Between the two passes the intermediate is float32, never rounded. The pass
   order depends only on the full geometry (input size, roi, full output size,
   filter), never on the computed window, so ``resample(..., window=w)`` is
@@ -174,14 +176,23 @@ class _ResampleGeometry:
     window: tuple[int, int, int, int]  # (y0, x0, h, w)
     roi: tuple[float, float, float, float]
     interp: InterpType
+    mag_interp: InterpType
     order: str | None
 
     def native_args(self, antialias: bool) -> tuple[Any, ...]:
         """The C entry points' arguments after ``src`` and ``out``."""
         return (
             *self.out_size, self.window[0], self.window[1], *self.roi,
-            _INTERP_CODES[self.interp], bool(antialias), _ORDER_CODES[self.order],
+            _INTERP_CODES[self.interp], _INTERP_CODES[self.mag_interp], bool(antialias),
+            _ORDER_CODES[self.order],
         )  # fmt: skip
+
+
+def _parse_interp(interp: InterpType | str) -> InterpType:
+    interp = parse_interp(interp) if isinstance(interp, str) else interp
+    if interp not in _INTERP_CODES:
+        raise ValueError(f"unsupported interpolation {interp!r}")
+    return interp
 
 
 def _resample_geometry(
@@ -191,6 +202,7 @@ def _resample_geometry(
     roi: tuple[float, float, float, float] | None,
     interp: InterpType | str,
     order: str | None,
+    mag_interp: InterpType | str | None = None,
 ) -> _ResampleGeometry:
     src3, was_2d = _as_hwc(src, "src", _RESAMPLE_DTYPES)
     H, W, _ = src3.shape
@@ -212,12 +224,11 @@ def _resample_geometry(
         if ry0 == ry1 or rx0 == rx1:
             raise ValueError(f"roi must have a non-zero extent on both axes, got {roi!r}")
         box = (ry0, rx0, ry1, rx1)
-    interp = parse_interp(interp) if isinstance(interp, str) else interp
-    if interp not in _INTERP_CODES:
-        raise ValueError(f"unsupported interpolation {interp!r}")
+    interp = _parse_interp(interp)
+    mag = interp if mag_interp is None else _parse_interp(mag_interp)
     if order not in _ORDER_CODES:
         raise ValueError(f"order must be 'vh', 'hv' or None, got {order!r}")
-    return _ResampleGeometry(src3, was_2d, (out_h, out_w), win, box, interp, order)
+    return _ResampleGeometry(src3, was_2d, (out_h, out_w), win, box, interp, mag, order)
 
 
 def resample(
@@ -231,6 +242,7 @@ def resample(
     out_dtype: np.dtype | type = np.uint8,
     out: np.ndarray | None = None,
     order: str | None = None,
+    mag_interp: InterpType | str | None = None,
 ) -> np.ndarray:
     """Resize an image with a separable filter, computing only a window of the output.
 
@@ -242,7 +254,9 @@ def resample(
         window: ``(y0, x0, h, w)``, the part of the full output to compute
             (this is how a crop is fused into the resize); default the whole
             output. Must lie inside the output.
-        interp: ``InterpType`` or its name (``"linear"``, ``"INTERP_CUBIC"``...).
+        interp: ``InterpType`` or its name (``"linear"``, ``"INTERP_CUBIC"``...):
+            the filter of every axis, or with ``mag_interp`` of the downscaled
+            ones (DALI's ``min_filter``).
         antialias: widen the filter by the scale on downscaled axes (DALI's
             default). Ignored for ``INTERP_NN``.
         roi: ``(y0, x0, y1, x1)`` region of the source in float pixel
@@ -257,6 +271,9 @@ def resample(
         order: ``"vh"`` (vertical pass first), ``"hv"``, or ``None`` (choose
             the cheaper from the full geometry). The result differs between
             orders only by float rounding of the intermediate.
+        mag_interp: the filter of the axes that are not downscaled (the
+            output at least as long as the roi; DALI's ``mag_filter``, never
+            antialiased); default ``interp``.
 
     Returns:
         The window of the resized image, HWC (or HW for a 2-D source), of
@@ -267,7 +284,7 @@ def resample(
             output size, window outside the output, malformed roi or ``out``.
     """
     lib = _native()
-    g = _resample_geometry(src, out_size, window, roi, interp, order)
+    g = _resample_geometry(src, out_size, window, roi, interp, order, mag_interp)
     src3, was_2d, C = g.src, g.was_2d, g.src.shape[2]
     wh, ww = g.window[2], g.window[3]
     odt = np.dtype(out_dtype)
@@ -339,6 +356,7 @@ def resample_plan(
     interp: InterpType | str = InterpType.INTERP_LINEAR,
     antialias: bool = True,
     roi: tuple[float, float, float, float] | None = None,
+    mag_interp: InterpType | str | None = None,
 ) -> ResamplePlan:
     """The taps, weights and pass order ``resample`` would use (arguments as ``resample``).
 
@@ -347,10 +365,11 @@ def resample_plan(
     """
     H, W, C = (int(v) for v in src_shape)
     probe = np.empty((H, W, C), dtype=np.uint8) if H > 0 and W > 0 and C > 0 else np.empty((0, 0, 0), np.uint8)
-    g = _resample_geometry(probe, out_size, window, roi, interp, None)
+    g = _resample_geometry(probe, out_size, window, roi, interp, None, mag_interp)
     y0, x0, wh, ww = g.window
     vh, ry, rx = _native().resample_plan(
-        H, W, C, *g.out_size, y0, x0, wh, ww, *g.roi, _INTERP_CODES[g.interp], bool(antialias),
+        H, W, C, *g.out_size, y0, x0, wh, ww, *g.roi, _INTERP_CODES[g.interp],
+        _INTERP_CODES[g.mag_interp], bool(antialias),
     )
     return ResamplePlan(bool(vh), _axis_taps(ry, wh), _axis_taps(rx, ww))
 
@@ -447,6 +466,7 @@ def resample_normalize(
     layout: str = "CHW",
     out: np.ndarray | None = None,
     order: str | None = None,
+    mag_interp: InterpType | str | None = None,
 ) -> np.ndarray:
     """``resample`` then ``crop_mirror_normalize`` (float32 output) in one pass.
 
@@ -457,7 +477,7 @@ def resample_normalize(
     pair does; the intermediate image is never stored.
 
     Args:
-        src, out_size, window, interp, antialias, roi, order: as ``resample``.
+        src, out_size, window, interp, antialias, roi, order, mag_interp: as ``resample``.
         resize_dtype: the resize's output type, ``uint8`` or ``float32``.
         mirror, mean, std, scale, shift: as ``crop_mirror_normalize``.
         layout: ``"CHW"`` or ``"HWC"``.
@@ -471,7 +491,7 @@ def resample_normalize(
         ValueError: as ``resample`` and ``crop_mirror_normalize``.
     """
     lib = _native()
-    g = _resample_geometry(src, out_size, window, roi, interp, order)
+    g = _resample_geometry(src, out_size, window, roi, interp, order, mag_interp)
     C = g.src.shape[2]
     _, _, wh, ww = g.window
     rdt = np.dtype(resize_dtype)
