@@ -28,14 +28,17 @@ Resampling follows DALI's CPU resampler (``dali/kernels/imgproc/resample``):
   filter), never on the computed window, so ``resample(..., window=w)`` is
   bit-identical to slicing the full result.
 * uint8 output: clipped to [0, 255] and rounded half to even (measured: DALI
-  2.4's CPU resize rounds x.5 to even; its crop_mirror_normalize rounds half
-  away from zero, and so does ours).
+  2.4's CPU resize rounds x.5 to even, except in the last few (< 16) values
+  of an output row, which its scalar remainder loop rounds up; its
+  crop_mirror_normalize rounds half away from zero, and so does ours).
 * NN: columns use the closed form; rows step the coordinate by adding
   ``scale`` in float32 row after row, as DALI's NN loop does (it lands just
   below an exact integer now and then, e.g. row 86 of 300 -> 173).
 
-Measured against DALI 2.4.0 CPU ``fn.resize`` (``nvidia-dali-cuda130``,
-``device_id=None``; not a test dependency) on 6 photos of
+The operator-level comparison with DALI 2.4 (``fn.resize`` with DALI's
+source windows, ``ops/resize_geometry.py``) is recorded and tested:
+``tests/dali_reference/resize_cases.py``. Earlier kernel measurements, against
+DALI 2.4.0 CPU ``fn.resize`` (``nvidia-dali-cuda130``, ``device_id=None``) on 6 photos of
 ``tests/data/photos`` (300x451 to 512x512), outputs 256x256, 173x301 (down)
 and 700x650 (up), every interpolation, ``antialias`` on and off, uint8 and
 float32, plus a flipped fractional roi:

@@ -30,7 +30,7 @@ from ..types import (
     parse_dtype,
     parse_interp,
 )
-from .arguments import fn_function
+from .arguments import RESAMPLING, fn_function
 from .resize_geometry import MODES, ResizeGeometry, resize_geometry
 from .sequence import add_frames_node
 from .volume import resample_volume
@@ -259,7 +259,7 @@ def _extents(value: Any, what: str) -> tuple[float, ...] | None:
         raise PipelineDefinitionError(f"resize: {what} must be (height, width) or (depth, height, width), got {value!r}")
     return values
 
-@fn_function()
+@fn_function(RESAMPLING)
 def resize(
     data: DataNode,
     *,
@@ -280,8 +280,6 @@ def resize(
     subpixel_scale: bool = True,
     min_filter: str | InterpType | None = None,
     mag_filter: str | InterpType | None = None,
-    minibatch_size: int = 32,
-    temp_buffer_hint: int = 0,
     device: str | Device | None = None,
     name: str | None = None,
 ) -> DataNode:
@@ -310,11 +308,8 @@ def resize(
             rounded size covers the whole window.
         min_filter: the filter of downscaled axes (default ``interp_type``).
         mag_filter: the filter of upscaled axes (default ``interp_type``; never antialiased).
-        minibatch_size: accepted for DALI compatibility (no effect).
-        temp_buffer_hint: accepted for DALI compatibility (no effect).
         device: ``"cpu"`` or ``"gpu"``.
     """
-    del minibatch_size, temp_buffer_hint  # DALI's GPU batching knobs: nothing to tune here
     constants, per_sample = split_arguments(dict(
         resize_x=resize_x, resize_y=resize_y, resize_z=resize_z, resize_shorter=resize_shorter,
         resize_longer=resize_longer, size=size, roi_start=roi_start, roi_end=roi_end,

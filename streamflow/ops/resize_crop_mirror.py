@@ -21,7 +21,7 @@ from ..errors import PipelineDefinitionError, SampleError
 from ..graph import DataNode, add_node, split_arguments
 from ..operator import Chunk, Operator
 from ..types import DataType, Device, InterpType, Number, parse_dtype
-from .arguments import fn_function
+from .arguments import RESAMPLING, fn_function
 from .crop import CropSpec, crop_window
 from .resize import Resize, ResizeSpec
 
@@ -110,7 +110,7 @@ def _extend(size: tuple[int, int], r: tuple[float, float, float, float], y0: int
     return (new_size[0], new_size[1]), tuple(new_roi), starts[0], starts[1]
 
 
-@fn_function()
+@fn_function(RESAMPLING)
 def resize_crop_mirror(
     data: DataNode,
     *,
@@ -140,8 +140,6 @@ def resize_crop_mirror(
     subpixel_scale: bool = True,
     min_filter: str | InterpType | None = None,
     mag_filter: str | InterpType | None = None,
-    minibatch_size: int = 32,
-    temp_buffer_hint: int = 0,
     device: str | Device | None = None,
     name: str | None = None,
 ) -> DataNode:
@@ -155,10 +153,9 @@ def resize_crop_mirror(
         mirror: bit mask, 1 horizontal, 2 vertical, 4 depthwise (*per sample*).
         resize_x, resize_y, resize_z, resize_shorter, resize_longer, size, mode, max_size,
         interp_type, antialias, roi_start, roi_end, roi_relative, subpixel_scale, min_filter,
-        mag_filter, minibatch_size, temp_buffer_hint: as ``fn.resize``.
+        mag_filter: as ``fn.resize``.
         dtype: the input's type or ``FLOAT``.
     """
-    del minibatch_size, temp_buffer_hint  # DALI's GPU batching knobs: nothing to tune here
     constants, per_sample = split_arguments(dict(
         resize_x=resize_x, resize_y=resize_y, resize_z=resize_z, resize_shorter=resize_shorter,
         resize_longer=resize_longer, size=size, roi_start=roi_start, roi_end=roi_end, crop_h=crop_h,

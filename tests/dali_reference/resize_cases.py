@@ -7,9 +7,9 @@ and compares). A case's ``build(m, x, **extra)`` uses only what both libraries
 share (``m.fn``, ``m.types``).
 
 Inputs are thumbnails and crops of the PNG photographs in ``tests/data/photos``
-(every 4th..6th pixel, so outputs stay small): three RGB images of different
-aspect ratios, small crops for the upscaling cases, a gray image, and float
-versions. Most sizes are fractional, directly (``resize_x=61.3``) or computed
+(every 4th..8th pixel, so outputs stay small): three RGB images of different
+aspect ratios, small crops for the upscaling cases, a gray image, float
+versions; and the MRI volume of ``tests/data/volumes`` (DHWC). Most sizes are fractional, directly (``resize_x=61.3``) or computed
 (``resize_shorter=41`` of a 75x113 image gives 41 x 61.77), which is where
 DALI's ``subpixel_scale`` shows.
 
@@ -30,9 +30,9 @@ from typing import Any
 import numpy as np
 
 try:
-    from .geometry_cases import DATA, Case, photo
+    from .geometry_cases import DATA, Case, photo, volume
 except ImportError:  # imported by record_resize.py, a script beside it
-    from geometry_cases import DATA, Case, photo  # type: ignore[no-redef]
+    from geometry_cases import DATA, Case, photo, volume  # type: ignore[no-redef]
 
 __all__ = ["CASES", "REFERENCE"]
 
@@ -58,6 +58,12 @@ def _small() -> list[np.ndarray]:
 def _gray() -> list[np.ndarray]:
     """A 64x64 gray thumbnail, HWC with one channel."""
     return [np.ascontiguousarray(photo("camera.png", 8)[:, :, None])]
+
+
+def _volume() -> list[np.ndarray]:
+    """The MRI volume of ``tests/data/volumes`` as uint8 DHWC (25 x 41 x 33 x 1)."""
+    v = volume().astype(np.float32)
+    return [(v / v.max() * 255).astype(np.uint8)]
 
 
 def _float() -> list[np.ndarray]:
@@ -144,6 +150,13 @@ GEOMETRY: list[Case] = [
     Case("interp_and_min", _small, lambda m, x: m.fn.resize(
         x, size=(50.5, 20), mode="stretch", interp_type=m.types.INTERP_CUBIC, min_filter=m.types.INTERP_GAUSSIAN),
          "HWC"),
+    Case("volume_nn", _volume, lambda m, x: m.fn.resize(x, size=(17.7, 33.3, 29.1), interp_type=m.types.INTERP_NN),
+         "DHWC"),
+    Case("volume_shorter_40_nn", _volume, lambda m, x: m.fn.resize(x, resize_shorter=40,
+                                                                     interp_type=m.types.INTERP_NN), "DHWC"),
+    Case("volume_linear", _volume, lambda m, x: m.fn.resize(x, size=(17.7, 33.3, 29.1)), "DHWC"),
+    Case("volume_x_cubic", _volume, lambda m, x: m.fn.resize(x, resize_x=21.3, interp_type=m.types.INTERP_CUBIC),
+         "DHWC"),
     Case("batching_knobs", _photos, lambda m, x: m.fn.resize(x, resize_shorter=41, minibatch_size=2,
                                                              temp_buffer_hint=1 << 20), "HWC"),
 ]
