@@ -237,12 +237,17 @@ class Resize(Operator):
 
 
 def _scalar(value: Any) -> float | None:
-    return None if value is None else float(np.asarray(value).reshape(-1)[0])
+    if value is None or isinstance(value, (int, float)):
+        return value
+    return float(np.asarray(value).reshape(-1)[0])
 
 
 def _axis_values(value: Any, ndim: int, what: str) -> list[float]:
     """One value per spatial axis: ``ndim`` values, or one for all of them."""
-    values = [float(v) for v in np.asarray(value, dtype=np.float64).reshape(-1)]
+    if isinstance(value, tuple):  # a constant (ResizeSpec): already floats
+        values = list(value)
+    else:
+        values = [float(v) for v in np.asarray(value, dtype=np.float64).reshape(-1)]
     if len(values) == 1:
         values *= ndim
     if len(values) != ndim:

@@ -32,24 +32,29 @@ arithmetic, so the source window -- hence each axis' scale, which is
 
 from __future__ import annotations
 
+import functools
 import math
+import struct
 from collections.abc import Sequence
-from dataclasses import dataclass
-
-import numpy as np
+from typing import NamedTuple
 
 __all__ = ["MODES", "ResizeGeometry", "resize_geometry"]
 
 MODES = ("default", "stretch", "not_larger", "not_smaller")
 
-_MIN_ROI = 1e-3  # DALI widens shorter regions to this many pixels
-_MIN_ROI_F32 = float(np.float32(_MIN_ROI))
+
+
+_F32 = struct.Struct("f")
 
 
 def _f32(x: float) -> float:
     """``x`` rounded to float32 (as a Python float). Exact for one +, -, *, / of two float32 values:
     float64 holds their exact result to more than twice float32's precision."""
-    return float(np.float32(x))
+    return _F32.unpack(_F32.pack(x))[0]
+
+
+_LIMIT = float(2**31)
+_MIN_ROI_F32 = _f32(1e-3)  # DALI widens shorter regions to this many pixels (a float32 constant)
 
 
 def _round_int(x: float) -> int:
@@ -57,8 +62,7 @@ def _round_int(x: float) -> int:
     return int(math.copysign(math.floor(abs(x) + 0.5), x))
 
 
-@dataclass(frozen=True)
-class ResizeGeometry:
+class ResizeGeometry(NamedTuple):
     """The outcome of the resize rules for one sample (outer axis first: (h, w) or (d, h, w)).
 
     Attributes:
@@ -178,14 +182,32 @@ def resize_geometry(
         ValueError: an empty input region with a non-zero requested size, or a
             wrong number of values.
     """
+    def tup(values: Sequence[float] | None) -> tuple[float, ...] | None:
+        return None if values is None else tuple(float(v) for v in values)
+
+    return _geometry(tuple(int(n) for n in in_shape), tuple(float(v) for v in requested), mode, tup(max_size),
+                     tup(roi_start), tup(roi_end), bool(roi_relative), bool(subpixel_scale))
+
+
+@functools.lru_cache(maxsize=4096)  # a batch's samples often share their shape and arguments
+def _geometry(
+    in_shape: tuple[int, ...], requested: tuple[float, ...], mode: str, max_size: tuple[float, ...] | None,
+    roi_start: tuple[float, ...] | None, roi_end: tuple[float, ...] | None, roi_relative: bool, subpixel_scale: bool,
+) -> ResizeGeometry:
     ndim = len(in_shape)
     if len(requested) != ndim:
         raise ValueError(f"expected {ndim} requested extents, got {len(requested)}")
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-    for what, values in (("roi_start", roi_start), ("roi_end", roi_end), ("max_size", max_size)):
-        if values is not None and len(values) != ndim:
+    for what, values in (("the requested size", requested), ("roi_start", roi_start), ("roi_end", roi_end),
+                         ("max_size", max_size)):
+        if values is None:
+            continue
+        if len(values) != ndim:
             raise ValueError(f"{what} must have {ndim} values, got {len(values)}")
+        for v in values:
+            if not -_LIMIT < v < _LIMIT:  # also NaN
+                raise ValueError(f"{what} must be finite numbers below 2^31, got {list(values)}")
     lo, hi = _input_roi(in_shape, roi_start, roi_end, roi_relative)
     out = [_f32(r) for r in requested]
     in_size = []
