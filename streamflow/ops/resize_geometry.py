@@ -42,8 +42,6 @@ __all__ = ["MODES", "ResizeGeometry", "resize_geometry"]
 
 MODES = ("default", "stretch", "not_larger", "not_smaller")
 
-
-
 _F32 = struct.Struct("f")
 
 

@@ -19,6 +19,12 @@ in the cases of ``TIES``: there DALI 2.4 rounds a few exact .5 values upward
 output row, and upward in the row's last few values), so those are 1 apart
 (0.2% of the values or fewer). Float outputs: 1e-3 (float32 rounding of the
 sums, measured <= 7e-5).
+
+Left out, as DALI 2.4 bugs that streamflow does not reproduce
+(``docs/dali-differences.md``): a nearest-neighbour roi past the right edge
+of the image, and ``min_filter`` / ``mag_filter`` mixing nearest neighbour
+with another filter where the other axis' window starts 0.5 pixel or more
+from 0 (an roi, or a strongly scaled fractional size).
 """
 
 from __future__ import annotations
