@@ -104,7 +104,8 @@ class ResizeSpec:
             value = kw.get(key)
             if isinstance(value, (int, float)) and not np.isfinite(value):
                 raise PipelineDefinitionError(f"resize: {key} must be finite, got {value}")
-        max_size = _extents(kw.get("max_size"), "max_size")
+        max_size = kw.get("max_size")  # one value caps every axis (images and volumes alike)
+        max_size = (float(max_size),) if isinstance(max_size, (int, float)) else _extents(max_size, "max_size")
         if max_size is not None and any(v < 0 for v in max_size):
             raise PipelineDefinitionError(f"resize: max_size must be >= 0, got {list(max_size)}")
         dtype = kw.get("dtype")

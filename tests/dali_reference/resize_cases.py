@@ -161,6 +161,7 @@ GEOMETRY: list[Case] = [
     Case("volume_shorter_40_nn", _volume, lambda m, x: m.fn.resize(x, resize_shorter=40,
                                                                      interp_type=m.types.INTERP_NN), "DHWC"),
     Case("volume_linear", _volume, lambda m, x: m.fn.resize(x, size=(17.7, 33.3, 29.1)), "DHWC"),
+    Case("volume_shorter_max", _volume, lambda m, x: m.fn.resize(x, resize_shorter=30, max_size=40), "DHWC"),
     Case("volume_x_cubic", _volume, lambda m, x: m.fn.resize(x, resize_x=21.3, interp_type=m.types.INTERP_CUBIC),
          "DHWC"),
     Case("batching_knobs", _photos, lambda m, x: m.fn.resize(x, resize_shorter=41, minibatch_size=2,
