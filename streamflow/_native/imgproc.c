@@ -343,7 +343,10 @@ static int plan_axis(AxisPlan *p, int min_interp, int mag_interp, int antialias,
 /* ------------------------------------------------------------------------- */
 
 /* Vertical pass for one output row: dst[j] = sum_k w[k] * rows[k][j],
- * j in [0, len), float32 source rows. */
+ * j in [0, len), float32 source rows. The taps are added one at a time in
+ * tap order, (((w0 a0 + w1 a1) + w2 a2) + w3 a3) ..., as DALI's CPU resampler
+ * adds them (the same float32 roundings, so the same values next to a .5);
+ * two taps per sweep keep the memory traffic low. */
 SF_CLONES static void vrow_f32(float *SF_RESTRICT dst, const float *const *rows, const float *w,
                      int support, int len) {
     int k = 0;
@@ -363,7 +366,7 @@ SF_CLONES static void vrow_f32(float *SF_RESTRICT dst, const float *const *rows,
         const float *SF_RESTRICT a = rows[k];
         const float *SF_RESTRICT b = rows[k + 1];
         float wa = w[k], wb = w[k + 1];
-        for (int j = 0; j < len; j++) dst[j] += wa * a[j] + wb * b[j];
+        for (int j = 0; j < len; j++) dst[j] = (dst[j] + wa * a[j]) + wb * b[j];
     }
     for (; k < support; k++) {
         const float *SF_RESTRICT a = rows[k];
