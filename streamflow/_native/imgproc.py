@@ -23,6 +23,8 @@ Resampling follows DALI's CPU resampler (``dali/kernels/imgproc/resample``):
 * The filter is chosen per axis: ``interp`` (DALI's ``min_filter``) where the
   output is shorter than the roi, ``mag_interp`` (``mag_filter``, never
   antialiased; default ``interp``) elsewhere.
+* Each output sums its taps in tap order, one at a time (as DALI's CPU
+  resampler does), so values next to a .5 round as DALI's do.
 * Between the two passes the intermediate is float32, never rounded. The pass
   order depends only on the full geometry (input size, roi, full output size,
   filter), never on the computed window, so ``resample(..., window=w)`` is
