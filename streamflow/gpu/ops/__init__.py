@@ -8,6 +8,9 @@ from . import (
     arithmetic,
     audio_resample,
     brightness_contrast,
+    cast,
+    color_space_conversion,
+    color_twist,
     conditional,
     copy_to_gpu,
     crop,
@@ -30,6 +33,7 @@ from . import (
     spectrogram,
     to_decibels,
     video,
+    warp_affine,
 )
 from .registry import GpuImpl, find_impl, register
 
@@ -62,4 +66,8 @@ __all__ = [
     "spectrogram",
     "to_decibels",
     "video",
+    "cast",
+    "color_space_conversion",
+    "color_twist",
+    "warp_affine",
 ]
