@@ -21,6 +21,7 @@ from . import (
     gaussian_blur,
     mel_filter_bank,
     mfcc,
+    normalize,
     pad,
     paste,
     permute_batch,
@@ -32,6 +33,7 @@ from . import (
     slice,
     spectrogram,
     to_decibels,
+    transpose,
     video,
     warp_affine,
 )
@@ -70,4 +72,6 @@ __all__ = [
     "color_space_conversion",
     "color_twist",
     "warp_affine",
+    "normalize",
+    "transpose",
 ]
