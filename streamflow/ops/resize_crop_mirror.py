@@ -39,6 +39,7 @@ class ResizeCropMirror(Operator):
 
     keeps_channels = True
     name = "resize_crop_mirror"
+    devices = frozenset({Device.CPU, Device.GPU})
     per_sample_args = frozenset({*_RESIZE_ARGS, *_CROP_ARGS, "mirror"})
 
     def __init__(self, resize: Resize, crop: CropSpec, mirror: int = 0, *, name: str | None = None) -> None:
@@ -87,13 +88,30 @@ class ResizeCropMirror(Operator):
             resize_longer=None if longer is None else float(np.asarray(longer).reshape(-1)[0]),
         )
 
+    def plan_image(self, chunk: Chunk, row: int, height: int, width: int
+                   ) -> tuple[tuple[int, int], Any, tuple[int, int, int, int]]:
+        """An image's resize as the resampler takes it: (size, roi, crop window ``(y0, x0, h, w)``)."""
+        resize_chunk = self._sub_chunk(chunk, _RESIZE_ARGS)
+        size, roi = self.resize.plan_sample(resize_chunk, row, height, width)
+        if roi is None:  # DALI's subpixel_scale: a fractional size keeps its exact scale
+            exact = self._exact_size(resize_chunk, row, (height, width))
+            (ry0, ry1), (rx0, rx1) = (subpixel_roi(n, v) for n, v in zip((height, width), exact))
+            roi = (ry0, rx0, ry1, rx1)
+        (y0, h), (x0, w) = self._window(chunk, row, size, inside=False)
+        size, roi, y0, x0 = _extend((height, width), size, roi, y0, x0, h, w)
+        return size, roi, (y0, x0, h, w)
+
+    def mirror_for(self, chunk: Chunk, row: int) -> int:
+        """The sample's mirror bit mask: 1 horizontal, 2 vertical, 4 depthwise."""
+        return int(np.asarray(chunk.arg("mirror", row, self.mirror)).reshape(-1)[0])
+
     def run(self, chunk: Chunk) -> list[list[Any]]:
         resize_chunk = self._sub_chunk(chunk, _RESIZE_ARGS)
         spec = self.resize.spec
 
         def one(row: int, image: Any) -> np.ndarray:
             image = np.asarray(image)
-            mirror = int(np.asarray(chunk.arg("mirror", row, self.mirror)).reshape(-1)[0])
+            mirror = self.mirror_for(chunk, row)
             if image.ndim == 4:  # DHWC volume
                 dhw = self.resize.plan_volume(resize_chunk, row, image.shape)
                 resized = resample_volume(image, dhw, interp=spec.interp, antialias=spec.antialias,
@@ -102,14 +120,8 @@ class ResizeCropMirror(Operator):
                 out = resized[d0 : d0 + d, y0 : y0 + h, x0 : x0 + w]
                 flips: tuple[int, ...] = (4, 2, 1)
             elif image.ndim in (2, 3):
-                size, roi = self.resize.plan_sample(resize_chunk, row, image.shape[0], image.shape[1])
-                if roi is None:  # DALI's subpixel_scale: a fractional size keeps its exact scale
-                    exact = self._exact_size(resize_chunk, row, image.shape[:2])
-                    (ry0, ry1), (rx0, rx1) = (subpixel_roi(n, v) for n, v in zip(image.shape[:2], exact))
-                    roi = (ry0, rx0, ry1, rx1)
-                (y0, h), (x0, w) = self._window(chunk, row, size, inside=False)
-                size, roi, y0, x0 = _extend((image.shape[0], image.shape[1]), size, roi, y0, x0, h, w)
-                out = kernels.resample(image, size, window=(y0, x0, h, w), interp=spec.interp,
+                size, roi, window = self.plan_image(chunk, row, image.shape[0], image.shape[1])
+                out = kernels.resample(image, size, window=window, interp=spec.interp,
                                        antialias=spec.antialias, roi=roi, out_dtype=spec.dtype or image.dtype)
                 flips = (2, 1)
             else:

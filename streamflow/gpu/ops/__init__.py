@@ -26,8 +26,10 @@ from . import (
     paste,
     permute_batch,
     preemphasis_filter,
+    random_resized_crop,
     readers_numpy,
     resize,
+    resize_crop_mirror,
     resize_crop_mirror_normalize,
     sequence,
     slice,
@@ -74,4 +76,6 @@ __all__ = [
     "warp_affine",
     "normalize",
     "transpose",
+    "random_resized_crop",
+    "resize_crop_mirror",
 ]
