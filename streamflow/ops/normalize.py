@@ -148,13 +148,13 @@ class Normalize(Operator):
                     raise SampleError(f"normalize: mean/stddev of shape {ref.shape} does not fit a sample "
                                       f"of shape {x.shape}; give axes or a tensor with {x.ndim} dimensions")
                 axes = tuple(i for i, e in enumerate(ref.shape) if e == 1)
-        if mean is None:
-            mean = data.mean(axis=axes, keepdims=True)
+        if mean is None:  # (no reduced axes: each value is its own mean; not every xp reduces over ())
+            mean = data.mean(axis=axes, keepdims=True) if axes else data
         else:
             mean = xp.asarray(self._broadcastable(np.asarray(mean, dtype=np.float64), x.shape, axes, "mean"))
         if std is None:
             n = int(np.prod([x.shape[a] for a in axes])) if axes else 1
-            ss = xp.sum((data - mean) ** 2, axis=axes, keepdims=True)
+            ss = xp.sum((data - mean) ** 2, axis=axes, keepdims=True) if axes else (data - mean) ** 2
             var = ss / max(n - self.ddof, 1) if n - self.ddof > 0 else xp.zeros_like(ss)
         else:
             std = xp.asarray(self._broadcastable(np.asarray(std, dtype=np.float64), x.shape, axes, "stddev"))
