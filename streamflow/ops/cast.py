@@ -39,8 +39,11 @@ def cast_array(values: Any, dtype: np.dtype, xp: Any = np) -> Any:
     if dtype.kind in "ui" and values.dtype.kind == "f":
         v = xp.nan_to_num(values.astype(np.float64), nan=0.0, posinf=np.inf, neginf=-np.inf)
         info = np.iinfo(dtype)
-        hi = np.nextafter(float(info.max), 0.0) if dtype.itemsize == 8 else info.max  # 2**63 would overflow
-        return xp.clip(xp.trunc(v + xp.copysign(0.5, v)), info.min, hi).astype(dtype)
+        high = v >= float(info.max) if dtype.itemsize == 8 else None
+        if high is not None:  # 2**63 and 2**64 do not fit the target: saturate those explicitly
+            v = xp.where(high, 0.0, v)
+        out = xp.clip(xp.trunc(v + xp.copysign(0.5, v)), info.min, info.max).astype(dtype)
+        return out if high is None else xp.where(high, dtype.type(info.max), out)
     if dtype.kind in "ui" and values.dtype.kind in "ui":
         info = np.iinfo(dtype)
         return xp.clip(values, max(info.min, np.iinfo(values.dtype).min), min(info.max, np.iinfo(values.dtype).max)).astype(dtype)
