@@ -48,6 +48,7 @@ class RandomResizedCrop(Operator):
 
     keeps_channels = True
     name = "random_resized_crop"
+    devices = frozenset({Device.CPU, Device.GPU})
     uses_random = True
 
     def __init__(
@@ -74,6 +75,11 @@ class RandomResizedCrop(Operator):
             raise PipelineDefinitionError(f"{self.name}: dtype must be UINT8 or FLOAT, got {self.dtype}")
         self.seed = seed
 
+    def roi_for(self, chunk: Chunk, row: int, height: int, width: int) -> tuple[int, int, int, int]:
+        """The sample's drawn window as the resampler's ``roi`` ``(y0, x0, y1, x1)``."""
+        d = sample_window(chunk, row, height, width, self.params, self.seed)
+        return d.y0, d.x0, d.y0 + d.h, d.x0 + d.w
+
     def run(self, chunk: Chunk) -> list[list[Any]]:
         out: list[Any] = []
         for row, image in enumerate(chunk.inputs[0]):
@@ -81,11 +87,10 @@ class RandomResizedCrop(Operator):
                 chunk.fail(row, SampleError(f"{self.name} expects an HWC image, got {getattr(image, 'shape', image)!r}"))
                 out.append(None)
                 continue
-            d = sample_window(chunk, row, image.shape[0], image.shape[1], self.params, self.seed)
             src = image if image.dtype in (np.uint8, np.float32) else image.astype(np.float32)
             out.append(kernels.resample(
                 src, self.size, interp=self.interp, mag_interp=self.mag_interp, antialias=self.antialias,
-                roi=(d.y0, d.x0, d.y0 + d.h, d.x0 + d.w), out_dtype=self.dtype or src.dtype,
+                roi=self.roi_for(chunk, row, image.shape[0], image.shape[1]), out_dtype=self.dtype or src.dtype,
             ))
         return [out]
 
@@ -123,7 +128,7 @@ def random_resized_crop(
         seed: a fixed seed for this operator (default: derived from the pipeline seed).
         min_filter: the filter when the window is shrunk along an axis (default ``interp_type``).
         mag_filter: the filter when it is enlarged (default ``interp_type``; never antialiased).
-        device: ``"cpu"`` (``"gpu"``: not yet).
+        device: ``"cpu"`` or ``"gpu"``.
     """
     params = RandomCropParams.from_args("random_resized_crop", random_area, random_aspect_ratio, num_attempts)
     op = RandomResizedCrop(size, params, interp=min_filter or interp_type, antialias=antialias, dtype=dtype, seed=seed,

@@ -37,6 +37,7 @@ class ResizeCropMirror(Operator):
 
     keeps_channels = True
     name = "resize_crop_mirror"
+    devices = frozenset({Device.CPU, Device.GPU})
     per_sample_args = frozenset({*_RESIZE_ARGS, *_CROP_ARGS, "mirror"})
 
     def __init__(self, resize: Resize, crop: CropSpec, mirror: int = 0, *, name: str | None = None) -> None:
@@ -66,22 +67,33 @@ class ResizeCropMirror(Operator):
             out.append((start, length))
         return tuple(out)
 
+    def plan_image(self, chunk: Chunk, row: int, height: int, width: int
+                   ) -> tuple[tuple[int, int], Any, tuple[int, int, int, int]]:
+        """An image's resize as the resampler takes it: (size, roi, crop window ``(y0, x0, h, w)``)."""
+        resize_chunk = self._sub_chunk(chunk, _RESIZE_ARGS)
+        size, roi = self.resize.plan_sample(resize_chunk, row, height, width)
+        (y0, h), (x0, w) = self._window(chunk, row, size, inside=False)
+        size, roi, y0, x0 = _extend(size, roi, y0, x0, h, w)
+        return size, roi, (y0, x0, h, w)
+
+    def mirror_for(self, chunk: Chunk, row: int) -> int:
+        """The sample's mirror bit mask: 1 horizontal, 2 vertical, 4 depthwise."""
+        return int(np.asarray(chunk.arg("mirror", row, self.mirror)).reshape(-1)[0])
+
     def run(self, chunk: Chunk) -> list[list[Any]]:
         resize_chunk = self._sub_chunk(chunk, _RESIZE_ARGS)
 
         def one(row: int, image: Any) -> np.ndarray:
             image = np.asarray(image)
-            mirror = int(np.asarray(chunk.arg("mirror", row, self.mirror)).reshape(-1)[0])
+            mirror = self.mirror_for(chunk, row)
             if image.ndim == 4:  # DHWC volume
                 resized = self.resize.resample_volume(resize_chunk, row, image)
                 (d0, d), (y0, h), (x0, w) = self._window(chunk, row, resized.shape[:3])
                 out = resized[d0 : d0 + d, y0 : y0 + h, x0 : x0 + w]
                 flips: tuple[int, ...] = (4, 2, 1)
             elif image.ndim in (2, 3):
-                size, roi = self.resize.plan_sample(resize_chunk, row, image.shape[0], image.shape[1])
-                (y0, h), (x0, w) = self._window(chunk, row, size, inside=False)
-                size, roi, y0, x0 = _extend(size, roi, y0, x0, h, w)
-                out = self.resize.resample(image, size, roi, window=(y0, x0, h, w))
+                size, roi, window = self.plan_image(chunk, row, image.shape[0], image.shape[1])
+                out = self.resize.resample(image, size, roi, window=window)
                 flips = (2, 1)
             else:
                 raise SampleError(f"resize_crop_mirror: expects HWC images or DHWC volumes, got shape {image.shape}")

@@ -60,3 +60,34 @@ def test_random_resized_crop_min_and_mag_filters() -> None:
                                                                                        int(batch.sample_ids[i])))
         expect = K.resample(img, (50, 30), roi=(d.y0, d.x0, d.y0 + d.h, d.x0 + d.w), interp="nn", mag_interp="cubic")
         assert np.array_equal(batch[0].at(i), expect)
+# --- the GPU implementation (host build of the kernels in CI; a real GPU when present) -----------
+import pytest
+from helpers import assert_same_outputs, odd_images, run_cpu_op, run_gpu_impl
+
+from streamflow.ops.random_resized_crop import RandomResizedCrop
+
+
+@pytest.mark.parametrize("interp, antialias, dtype", [
+    ("INTERP_LINEAR", True, None), ("INTERP_CUBIC", False, "float"), ("INTERP_LANCZOS3", True, "uint8"),
+    ("INTERP_NN", True, None), ("INTERP_TRIANGULAR", True, "float"),
+])
+def test_gpu_random_resized_crop_equals_cpu(kernel_ctx, grid, interp, antialias, dtype) -> None:
+    """The same drawn windows (same key and sample ids) and the resize kernels: bit-identical."""
+    rng = np.random.default_rng(6)
+    images = (odd_images(rng, 3, hi=120) + odd_images(rng, 1, channels=0, hi=60)
+              + [(odd_images(rng, 1, hi=50)[0].astype(np.uint16) * 200), odd_images(rng, 1, dtype=np.float32)[0]])
+    params = RandomCropParams.from_args("random_resized_crop", (0.08, 1.0), (0.75, 1.333), 10)
+    op = RandomResizedCrop((33, 47), params, interp=interp, antialias=antialias, dtype=dtype)
+    gpu, gf = run_gpu_impl(kernel_ctx, op, images)
+    cpu, cf = run_cpu_op(op, images)
+    assert not gf and not cf
+    assert_same_outputs(gpu, cpu, f"{interp} antialias={antialias} dtype={dtype}")
+
+
+def test_gpu_random_resized_crop_min_and_mag_filters_equal_cpu(kernel_ctx) -> None:
+    images = odd_images(np.random.default_rng(3), 6, lo=9, hi=90)
+    op = RandomResizedCrop((21, 17), RandomCropParams(), interp="INTERP_NN", mag_interp="INTERP_CUBIC", seed=5)
+    got, fails = run_gpu_impl(kernel_ctx, op, images)
+    want, want_fails = run_cpu_op(op, images)
+    assert not fails and not want_fails
+    assert_same_outputs(got, want, "min/mag filters")
