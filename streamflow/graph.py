@@ -9,10 +9,12 @@ definition returns, so tracing needs no global state.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from .errors import PipelineDefinitionError
 from .expressions import ArithmeticOp, Expr, Input, Node, constant
@@ -22,10 +24,12 @@ from .types import Device
 
 __all__ = [
     "DataNode",
+    "NodeHook",
     "OpNode",
     "add_node",
     "expression",
     "input_layout",
+    "node_hook",
     "require_node",
     "split_arguments",
     "topological_order",
@@ -198,6 +202,30 @@ class OpNode:
         yield from self.arg_inputs.values()
 
 
+class NodeHook(Protocol):
+    """What ``streamflow.dynamic`` plugs into ``add_node`` to run operators at once (dynamic and debug mode)."""
+
+    def device(self, op: Operator, device: str | Device | None) -> str | Device | None:
+        """The device to place ``op`` on, given the one the ``fn`` call asked for."""
+
+    def added(self, node: OpNode) -> tuple[DataNode, ...]:
+        """What the ``fn`` call gets for the new node (its outputs, holding data when evaluated)."""
+
+
+# The hook of the innermost ``node_hook`` block of this thread / task; None while tracing a graph.
+_NODE_HOOK: contextvars.ContextVar[NodeHook | None] = contextvars.ContextVar("streamflow_node_hook", default=None)
+
+
+@contextlib.contextmanager
+def node_hook(hook: NodeHook | None) -> Iterator[None]:
+    """Hand every node that ``add_node`` makes in this block to ``hook`` (``None``: plain tracing)."""
+    token = _NODE_HOOK.set(hook)
+    try:
+        yield
+    finally:
+        _NODE_HOOK.reset(token)
+
+
 def require_node(value: Any, op_name: str, index: int = 0) -> DataNode:
     """``value`` if it is a ``DataNode``; otherwise a clear error (arrays outside a pipeline, typos)."""
     if isinstance(value, DataNode):
@@ -243,6 +271,9 @@ def add_node(
             f"{op.name}: argument(s) {sorted(unknown)} cannot be per-sample data "
             f"(DataNodes); per-sample arguments of this operator: {allowed}"
         )
+    hook = _NODE_HOOK.get()
+    if hook is not None:
+        device = hook.device(op, device)
     op.place(device, [d.device for d in inputs])
     for data in inputs:
         if not op.accepts_input(data.device):
@@ -266,7 +297,7 @@ def add_node(
         for i in range(op.num_outputs)
     )
     opnode.outputs = outputs
-    return outputs
+    return outputs if hook is None else hook.added(opnode)
 
 
 def expression(op: str, *operands: Any) -> DataNode:

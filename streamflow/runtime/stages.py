@@ -38,6 +38,7 @@ __all__ = [
     "StageFactory",
     "assemble_outputs",
     "run_chain",
+    "run_isolated",
     "sample_failure",
 ]
 
@@ -254,7 +255,7 @@ class ComputeStage(Stage):
     def _run_chain(self, work: Work, start: int, stop: int) -> tuple[dict[DataNode, list[Any]], dict[int, tuple[OpNode, SampleError]]]:
         """Worker thread: every operator of the stage on rows [start, stop)."""
         return run_chain(
-            self.ctx, self.label, self.plan.nodes, work, start, stop, _run_isolated,
+            self.ctx, self.label, self.plan.nodes, work, start, stop, run_isolated,
             stop_at_failure=self.ctx.on_error is ErrorPolicy.RAISE,
         )
 
@@ -347,7 +348,7 @@ def _slots_for(
     return slot
 
 
-def _run_isolated(node: OpNode, chunk: Chunk) -> list[list[Any]]:
+def run_isolated(node: OpNode, chunk: Chunk) -> list[list[Any]]:
     """Run the operator; if it raises, rerun row by row to find the culprit(s)."""
     try:
         outputs = node.op.run(chunk)
