@@ -37,6 +37,7 @@ from ..operator import Chunk
 from ..rng import RandomKey
 from ..runtime.loop_thread import LoopThread
 from ..runtime.stages import run_isolated
+from ..tensor import TensorList
 from ..types import Device
 from .data import Origin, device_of
 
@@ -89,6 +90,12 @@ class EagerNode(DataNode):
                  value: Value | None = None) -> None:
         super().__init__(producer, index, device, name, channels)
         self.value = value
+
+    def get(self) -> TensorList:
+        """The data as a ``TensorList`` (DALI's debug-mode ``DataNode.get()``)."""
+        if self.value is None:
+            raise PipelineDefinitionError(f"{self.name} has no data yet")
+        return TensorList.from_samples(self.value.samples, layout=self.value.layout, device=self.value.device)
 
     def __repr__(self) -> str:
         if self.value is None:
@@ -259,19 +266,24 @@ def _column(node: DataNode, n: int, what: str) -> list[Any]:
     raise PipelineDefinitionError(f"{what}: {node.name} has {len(value.samples)} samples, the batch has {n}")
 
 
-def _prepare(node: OpNode, key: RandomKey, batch_size: int | None) -> _Job:
+def _prepare(node: OpNode, key: RandomKey, batch_size: int | None, origin: Origin | None) -> _Job:
     op = node.op
     values = [d.value for d in node.upstream if isinstance(d, EagerNode) and d.value is not None]
     if len(values) != len(node.inputs) + len(node.arg_inputs):
         raise PipelineDefinitionError(f"{op.name}: an input has no data (it is not a dynamic value)")
     sizes = {len(v.samples) for v in values if not v.single}
+    if origin is not None:
+        batch_size = len(origin.sample_ids)
     if batch_size is not None:
         sizes.add(batch_size)
     if len(sizes) > 1:
         raise PipelineDefinitionError(f"{op.name}: the inputs have different batch sizes {sorted(sizes)}")
     n = sizes.pop() if sizes else (len(values[0].samples) if values else 1)
     batched = [v for v in values if not v.single and len(v.samples) == n]
-    origin = batched[0].origin if batched else values[0].origin if values and n == 1 else Origin.fresh(n)
+    if batched:
+        origin = batched[0].origin
+    elif origin is None:
+        origin = values[0].origin if values and n == 1 else Origin.fresh(n)
     what = op.name
     return _Job(
         node=node,
@@ -350,13 +362,18 @@ def _sample_failure(job: _Job, row: int, err: SampleError) -> PipelineError:
     return exc
 
 
-def run_node(node: OpNode, key: RandomKey, batch_size: int | None = None) -> list[Value]:
+def run_node(node: OpNode, key: RandomKey, batch_size: int | None = None, origin: Origin | None = None
+             ) -> list[Value]:
     """Compute ``node`` (its inputs are computed ``EagerNode``s); one ``Value`` per output.
+
+    ``batch_size``: the rows of a node without batch inputs (random operators),
+    samples 0..n-1 of epoch 0; ``origin``: those rows' identities instead (the
+    batch a debug pipeline is computing).
 
     Raises:
         PipelineError: a sample failed (naming the operator and the sample or file).
     """
-    job = _prepare(node, key, batch_size)
+    job = _prepare(node, key, batch_size, origin)
     if job.node.op.device is not Device.CPU:
         return _finish(job, [_run_gpu(job)])
     n = len(job.origin.sample_ids)
@@ -369,9 +386,10 @@ def run_node(node: OpNode, key: RandomKey, batch_size: int | None = None) -> lis
     return _finish(job, [first, *(f.result() for f in futures)])
 
 
-async def run_node_async(node: OpNode, key: RandomKey, batch_size: int | None = None) -> list[Value]:
+async def run_node_async(node: OpNode, key: RandomKey, batch_size: int | None = None,
+                         origin: Origin | None = None) -> list[Value]:
     """``run_node`` without blocking the event loop: every chunk runs on the worker pool."""
-    job = _prepare(node, key, batch_size)
+    job = _prepare(node, key, batch_size, origin)
     pool = worker_pool().executor
     if job.node.op.device is not Device.CPU:
         return _finish(job, [await asyncio.wrap_future(pool.submit(_run_gpu, job))])

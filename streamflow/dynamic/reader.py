@@ -174,10 +174,11 @@ class Reader:
 
     def _outputs(self, batches: list[SourceBatch], epoch: int, batched: bool) -> tuple[Any, ...]:
         by_node = dict(zip((id(n) for n in self._driver.nodes), batches))
+        origin = self._driver.values(self._driver.nodes[0], batches[0], epoch)[0].origin
         for node in self._graph.nodes:
             batch = by_node.get(id(node))
             values = (self._driver.values(node, batch, epoch) if batch is not None
-                      else run_node(node, self._keys[id(node)]))
+                      else run_node(node, self._keys[id(node)], origin=origin))
             for data, value in zip(node.outputs, values):
                 value.single = not batched
                 data.value = value  # type: ignore[attr-defined]  # outputs are EagerNodes
