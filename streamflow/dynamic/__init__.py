@@ -33,7 +33,7 @@ from .. import math as _math
 from ..types import DataType, Device, ImageType, InterpType
 from . import namespace as _namespace
 from . import rng as _rng
-from .executor import get_num_threads, set_num_threads
+from .executor import EvalMode, get_num_threads, set_num_threads
 from .reader import Reader
 from .tensors import Batch, Tensor, as_batch, as_tensor, batch, tensor
 
@@ -41,6 +41,7 @@ __all__ = [
     "Batch",
     "DataType",
     "Device",
+    "EvalMode",
     "ImageType",
     "InterpType",
     "Reader",

@@ -81,13 +81,15 @@ def to_sample(value: Any, what: str = "input") -> Any:
     dlpack_device = getattr(value, "__dlpack_device__", None)
     if dlpack_device is not None and hasattr(value, "__dlpack__"):
         kind = int(dlpack_device()[0])
+        if getattr(value, "requires_grad", False):
+            value = value.detach()  # torch exports no tensor that records gradients
         try:
             if kind in _DLPACK_CPU:
                 return np.from_dlpack(value)
             if kind in _DLPACK_CUDA:
                 return _cupy().from_dlpack(value)
         except (BufferError, TypeError, RuntimeError):
-            pass  # e.g. a torch tensor that requires grad: fall back to its __array__
+            pass  # an exporter numpy cannot read (e.g. a read-only or odd dtype): its __array__
     if hasattr(value, "__cuda_array_interface__"):
         return _cupy().asarray(value)
     try:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import enum
 import os
 import threading
 from collections.abc import Iterator, Sequence
@@ -43,6 +44,7 @@ from .data import Origin, device_of
 
 __all__ = [
     "EagerNode",
+    "EvalMode",
     "Value",
     "get_num_threads",
     "io_pool",
@@ -104,6 +106,26 @@ class EagerNode(DataNode):
         more = ", ..." if len(self.value.samples) > 4 else ""
         return (f"EagerNode({self.name!r}, {len(self.value.samples)} samples, layout={self.value.layout!r}, "
                 f"device={self.value.device.value}, shapes={shapes}{more})")
+
+
+class EvalMode(enum.Enum):
+    """DALI's evaluation modes, accepted for ported code: ``with EvalMode.sync_cpu: ...``.
+
+    streamflow's dynamic calls always compute before they return (GPU work
+    included), which is DALI's ``sync_full``; every mode behaves so.
+    """
+
+    default = "default"
+    deferred = "deferred"
+    eager = "eager"
+    sync_cpu = "sync_cpu"
+    sync_full = "sync_full"
+
+    def __enter__(self) -> EvalMode:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
 
 
 # --- threads ------------------------------------------------------------------------------

@@ -14,8 +14,9 @@ thread while the caller works on the current one. ``Reader`` is what
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
 from ..errors import PipelineDefinitionError, PipelineError, SampleError
@@ -162,6 +163,22 @@ class Reader:
         self._epoch += 1
         return self._iterate(epoch, batch_size is not None)
 
+    def next_epoch_async(self, batch_size: int | None = None) -> AsyncIterator[tuple[Any, ...]]:
+        """``next_epoch`` for ``async for``: reading and computing run off the event loop."""
+        self._start(batch_size)
+        epoch = self._epoch
+        self._epoch += 1
+        return self._aiterate(epoch, batch_size is not None)
+
+    async def _aiterate(self, epoch: int, batched: bool) -> AsyncIterator[tuple[Any, ...]]:
+        steps = self._iterate(epoch, batched)
+        done = object()
+        while True:
+            item = await asyncio.to_thread(next, steps, done)
+            if item is done:
+                return
+            yield item
+
     def _iterate(self, epoch: int, batched: bool) -> Iterator[tuple[Any, ...]]:
         self._driver.start_epoch(epoch)
         batch_index = 0
@@ -193,6 +210,11 @@ class Reader:
                 "reader.next_epoch(batch_size=...) (next_epoch() without it gives single samples)"
             )
         return self.next_epoch(self._default_batch)
+
+    def __aiter__(self) -> AsyncIterator[tuple[Any, ...]]:
+        if self._default_batch is None:
+            raise PipelineDefinitionError(f"{self.label}: give batch_size when making the reader to iterate it")
+        return self.next_epoch_async(self._default_batch)
 
     def close(self) -> None:
         """Release the sources (open files, iterators)."""

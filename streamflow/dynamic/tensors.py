@@ -222,7 +222,7 @@ class Batch(_Arithmetic, BatchBase):
 
 def _convert(array: Any, dtype: Any, device: Any, copy: bool) -> Any:
     if dtype is not None:
-        target = parse_dtype(dtype).numpy()
+        target = parse_dtype(dtype).numpy
         if array.dtype != target:
             array, copy = array.astype(target), False
     if copy:

@@ -1,0 +1,3 @@
+"""DALI's ``experimental`` spelling: ``import streamflow.experimental.dynamic as ndd`` is ``streamflow.dynamic``."""
+
+__all__ = ["dynamic"]
