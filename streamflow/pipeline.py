@@ -859,9 +859,9 @@ def pipeline_def(
             if kwargs.pop("debug", debug):
                 from .dynamic.debug import DebugPipeline
 
+                checked = Pipeline(**settings)  # the arguments and seed, checked; never built
                 return DebugPipeline(  # type: ignore[return-value]
-                    lambda traced: Pipeline(**settings, definition=traced, args=args, kwargs=kwargs),
-                    definition, args, kwargs,
+                    checked, definition, args, kwargs, check_devices=checked._resolve_devices
                 )
             return Pipeline(**settings, definition=definition, args=args, kwargs=kwargs)
 

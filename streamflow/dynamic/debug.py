@@ -1,24 +1,29 @@
 """Debug pipelines (``pipeline_def(debug=True)``): the definition runs operator by operator on real data.
 
 DALI's debug mode: for every batch the pipeline definition is called again
-and each ``fn`` call computes at once, so the definition can ``print`` or
-inspect what operators give (``print(images)``, ``images.get()``,
-``np.asarray(labels.get())``). The values are the pipeline's own:
+and each ``fn`` call computes at once, from the first call on, so the
+definition can ``print`` or inspect what operators give (``print(images)``,
+``images.get()``, ``np.asarray(labels.get())``). The values are the
+pipeline's own:
 
-* the definition is first traced as for a normal pipeline (the same
-  ``Pipeline`` object checks the arguments, places the devices and warns
-  about a CPU fallback), which gives every operator its position in the
-  graph's stable order and so its random key;
-* the k-th ``fn`` call of every later run of the definition is the k-th
-  node of that trace (a definition that makes other operators on a later
-  batch is an error) and takes that node's key;
-* the sources of the trace are read as a pipeline's read stage reads them
-  (``reader.SourceDriver``), the other operators run through
-  ``executor.run_node`` (the engine's operator contract).
+* every operator runs through ``executor.run_node`` (the engine's operator
+  contract), sources are read as the read stage reads them
+  (``reader.SourceDriver``), devices are checked and placed by the
+  ``Pipeline``'s own rules (``device_id=None`` refuses GPU operators,
+  ``"auto"`` falls back to the CPU with its warning);
+* operator k of a run (in the order the definition makes them) takes the key
+  of its node's position in the graph's stable order, learnt from the first
+  run's outputs. In the usual definition the two orders agree and the first
+  run is the first batch; where they do not (say, a random operator made
+  before the reader it is used with), the first batch is computed a second
+  time with the graph's keys, so its values are the pipeline's too (what the
+  definition printed during the first run may differ for random operators);
+* the k-th operator of every later run must be the same operator as in the
+  first run (a definition that builds another graph is refused).
 
 So a debug pipeline yields the batches of the same pipeline without
 ``debug`` (the tests compare them). It runs on the calling thread, batch by
-batch, without prefetching: it is for looking, not for speed.
+batch: it is for looking, not for speed.
 """
 
 from __future__ import annotations
@@ -34,7 +39,8 @@ from ..graph import DataNode, OpNode, node_hook, topological_order
 from ..operator import Operator, Source
 from ..rng import RandomKey
 from ..tensor import Batch, TensorList
-from ..types import ErrorPolicy
+from ..types import Device, ErrorPolicy
+from .data import Origin
 from .executor import EagerNode, Value, run_node
 from .reader import SourceDriver
 
@@ -42,7 +48,7 @@ __all__ = ["DebugPipeline", "PipelineSettings"]
 
 
 class PipelineSettings(Protocol):
-    """What a debug pipeline takes from the ``Pipeline`` made for its definition (checked arguments)."""
+    """What a debug pipeline takes from a ``Pipeline`` made (not built) with the same arguments."""
 
     batch_size: int
     seed: int
@@ -50,65 +56,78 @@ class PipelineSettings(Protocol):
     device_id: int | str | None
     on_error: ErrorPolicy
 
-    def build(self) -> None: ...
-
     def close(self) -> None: ...
 
 
-class _Recorder:
-    """Tracing hook: records the nodes in the order the definition makes them."""
+class _EndOfEpoch(Exception):
+    """A source has no more batches this epoch: the run of the definition stops here."""
 
-    def __init__(self) -> None:
+
+class _Run:
+    """The hook of one run of the definition: computes every node as it is made."""
+
+    def __init__(self, pipe: DebugPipeline, epoch: int, batch_index: int,
+                 sources: dict[int, list[Value]] | None) -> None:
+        self.pipe = pipe
+        self.epoch, self.batch_index = epoch, batch_index
+        self.sources = sources  # seq -> the source's values, read before the run (None: the first run)
         self.nodes: list[OpNode] = []
-        self.outputs: tuple[DataNode, ...] = ()
+        self.read: dict[int, list[Value]] = {}
+        # First run: nodes without inputs (random ones) made before any source wait for the first
+        # source to say which samples the batch holds; one asked for before that guesses (and the
+        # first batch is computed again).
+        self.waiting: list[tuple[int, OpNode]] = []
+        self.guessed = False
+        first = next(iter(sources.values()), None) if sources else None
+        self.origin: Origin | None = first[0].origin if first else None
 
     def device(self, op: Operator, device: Any) -> Any:
         return device
 
     def added(self, node: OpNode) -> tuple[DataNode, ...]:
+        seq = len(self.nodes)
         self.nodes.append(node)
+        self.pipe.check_devices(seq, node)
+        node.outputs = tuple(EagerNode(node, i, d.device, d.name, d.channels) for i, d in enumerate(node.outputs))
+        if isinstance(node.op, Source):
+            self._store(node, self._source(seq, node))
+            for waiting_seq, waiting in self.waiting:
+                self._compute(waiting_seq, waiting)
+            self.waiting.clear()
+        elif self.origin is None and not node.inputs and not node.arg_inputs:
+            self.waiting.append((seq, node))
+            for data in node.outputs:
+                data.pending = lambda: self._compute(seq, node)  # type: ignore[attr-defined]
+        else:
+            self._compute(seq, node)
         return node.outputs
 
-    def capture(self, definition: Callable[..., Any]) -> Callable[..., Any]:
-        """``definition``, noting the outputs it returns."""
+    def _compute(self, seq: int, node: OpNode) -> None:
+        if node.outputs[0].value is not None:  # type: ignore[attr-defined]
+            return  # a waiting node already asked for
+        for data in node.outputs:
+            data.pending = None  # type: ignore[attr-defined]
+        if self.origin is None:
+            self.guessed = True  # samples 0..n-1 of epoch 0: a guess until a source is read
+        origin = self.origin or Origin.fresh(self.pipe.batch_size)
+        self._store(node, run_node(node, self.pipe.key_of(seq), origin=origin))
 
-        def traced(*args: Any, **kwargs: Any) -> Any:
-            result = definition(*args, **kwargs)
-            self.outputs = tuple(result) if isinstance(result, (tuple, list)) else (result,)
-            return result
-
-        return traced
-
-
-class _EagerHook:
-    """Hook of one run of the definition: the k-th node takes the trace's k-th key (and source data)."""
-
-    def __init__(self, pipe: DebugPipeline, source_values: dict[int, list[Value]]) -> None:
-        self.pipe = pipe
-        self.source_values = source_values
-        # Operators without batch inputs (random ones) draw for the batch's samples, as in the pipeline.
-        self.origin = next(iter(source_values.values()))[0].origin
-        self.count = 0
-
-    def device(self, op: Operator, device: Any) -> Any:
-        return device
-
-    def added(self, node: OpNode) -> tuple[DataNode, ...]:
-        seq = self.count
-        self.count += 1
-        traced = self.pipe.trace_node(seq, node)
-        if node.op.device is not traced.op.device:  # device_id="auto" without a GPU: the trace moved it
-            node.op.run_on(traced.op.device)
-        node.outputs = tuple(EagerNode(node, i, traced.outputs[i].device, d.name, d.channels)
-                             for i, d in enumerate(node.outputs))
-        if isinstance(node.op, Source):
-            node.op.close()  # the trace's source is the one read; this copy is never used
-            values = self.source_values[seq]
-        else:
-            values = run_node(node, self.pipe.key_of(seq), origin=self.origin)
+    @staticmethod
+    def _store(node: OpNode, values: list[Value]) -> None:
         for data, value in zip(node.outputs, values):
             data.value = value  # type: ignore[attr-defined]
-        return node.outputs
+
+    def _source(self, seq: int, node: OpNode) -> list[Value]:
+        if self.sources is not None:
+            node.op.close()  # the first run's source is the one read; this copy is never used
+            return self.sources[seq]
+        values = self.pipe.first_read(seq, node, self.epoch, self.batch_index)
+        if values is None:
+            raise _EndOfEpoch
+        self.read[seq] = values
+        if self.origin is None:
+            self.origin = values[0].origin
+        return values
 
 
 class DebugPipeline:
@@ -118,94 +137,158 @@ class DebugPipeline:
     every batch full), ``next_batch()``, ``iter()`` / ``for batch in pipe``
     (one epoch), and their async twins. Inside the definition every ``fn``
     result holds its data: ``print(node)``, ``node.get()`` (a ``TensorList``).
+
+    Args:
+        settings: a ``Pipeline`` made with the same arguments (checked
+            arguments and seed; it is never built or started).
+        definition, args, kwargs: the pipeline definition and its arguments.
+        check_devices: the pipeline's device rule, called with a node's outputs
+            when it is placed on the GPU (refuses, or falls back to the CPU).
     """
 
     debug = True
 
-    def __init__(self, make_pipeline: Callable[[Callable[..., Any]], PipelineSettings],
-                 definition: Callable[..., Any], args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None
-                 ) -> None:
-        recorder = _Recorder()
-        with node_hook(recorder):
-            settings = make_pipeline(recorder.capture(definition))
-        self._settings = settings
+    def __init__(self, settings: PipelineSettings, definition: Callable[..., Any], args: Sequence[Any] = (),
+                 kwargs: dict[str, Any] | None = None,
+                 check_devices: Callable[[Sequence[DataNode]], None] | None = None) -> None:
         if settings.on_error is not ErrorPolicy.RAISE:
             settings.close()
             raise PipelineDefinitionError("debug mode runs with on_error='raise' (it stops at the first bad sample)")
-        settings.build()  # devices placed (and the CPU fallback made, with its warning) as in the pipeline
+        self._settings = settings
         self.batch_size = settings.batch_size
         self.seed = settings.seed
         self.num_threads = settings.num_threads
         self.device_id = settings.device_id
         self._definition, self._args, self._kwargs = definition, tuple(args), dict(kwargs or {})
-        self._nodes = recorder.nodes
-        order = topological_order(recorder.outputs)
-        position = {id(node): i for i, node in enumerate(order)}
-        # A node the outputs do not need never runs in a pipeline; here it does, with a key of its own.
-        self._keys = [RandomKey(self.seed, position.get(id(n), len(order) + k)) for k, n in enumerate(self._nodes)]
-        self._sources = [k for k, n in enumerate(self._nodes) if isinstance(n.op, Source)]
-        if not self._sources:
-            raise PipelineDefinitionError("the pipeline has no source: use fn.readers.* or fn.external_source to feed it")
-        self._driver = SourceDriver([self._nodes[k] for k in self._sources])
-        self._driver.prepare(self.batch_size, self.seed)
+        self._check = check_devices
+        self._fallback: bool | None = None  # decided at the first GPU operator
+        self._names: list[str] | None = None  # operator names of the first complete run
+        self._keys: list[RandomKey] = []
+        self._source_seqs: list[int] = []
+        self._first_drivers: dict[int, SourceDriver] = {}
+        self._driver: SourceDriver | None = None
         self._epoch, self._batch = 0, 0
         self._epoch_open = False
         self._carry: tuple[Batch, int] | None = None
         self._closed = False
 
-    # --- the trace ------------------------------------------------------------------------
-    def trace_node(self, seq: int, node: OpNode) -> OpNode:
-        """The traced node matching the ``seq``-th call of a run (checking it is the same operator)."""
-        if seq >= len(self._nodes) or self._nodes[seq].op.name != node.op.name:
-            was = self._nodes[seq].op.name if seq < len(self._nodes) else "nothing"
+    # --- what runs ask --------------------------------------------------------------------
+    def key_of(self, seq: int) -> RandomKey:
+        """Operator ``seq``'s key: its graph position once known, else its call position."""
+        return self._keys[seq] if seq < len(self._keys) else RandomKey(self.seed, seq)
+
+    def check_devices(self, seq: int, node: OpNode) -> None:
+        """The first run's operator ``seq`` is this one; a GPU operator follows the pipeline's device rule."""
+        if self._names is not None and (seq >= len(self._names) or self._names[seq] != node.op.name):
+            was = self._names[seq] if seq < len(self._names) else "nothing"
             raise PipelineDefinitionError(
                 f"debug mode: the pipeline definition made a different graph on this batch (its operator "
-                f"#{seq} is {node.op.name}, it was {was} when traced); the definition must make the same "
-                "operators in the same order every time"
+                f"#{seq} is {node.op.name}, it was {was} on the first batch); the definition must make the "
+                "same operators in the same order every time"
             )
-        return self._nodes[seq]
+        if node.op.device is Device.CPU:
+            return
+        if self._fallback is None and self._check is not None:
+            self._check(node.outputs)  # raises for device_id=None, warns and moves to the CPU for "auto"
+            self._fallback = node.op.device is Device.CPU
+        elif self._fallback:
+            node.op.run_on(Device.CPU)
+            for data in node.outputs:
+                data.device = Device.CPU
 
-    def key_of(self, seq: int) -> RandomKey:
-        return self._keys[seq]
+    def first_read(self, seq: int, node: OpNode, epoch: int, batch_index: int) -> list[Value] | None:
+        """First run: a source met for the first time is prepared and read."""
+        driver = SourceDriver([node])
+        driver.prepare(self.batch_size, self.seed)
+        driver.start_epoch(epoch)
+        self._first_drivers[seq] = driver
+        batches = driver.read(epoch, batch_index, prefetch=False)
+        return None if batches is None else driver.values(node, batches[0], epoch)
 
     # --- one batch ------------------------------------------------------------------------
-    def _compute(self, epoch: int, batch_index: int) -> Batch | None:
-        batches = self._driver.read(epoch, batch_index, prefetch=False)
-        if batches is None:
-            return None
-        values = {seq: self._driver.values(self._nodes[seq], b, epoch) for seq, b in zip(self._sources, batches)}
-        hook = _EagerHook(self, values)
-        with node_hook(hook):
+    def _run(self, run: _Run) -> tuple[DataNode, ...]:
+        with node_hook(run):
             result = self._definition(*self._args, **self._kwargs)
         outputs = tuple(result) if isinstance(result, (tuple, list)) else (result,)
-        if hook.count != len(self._nodes):
-            raise PipelineDefinitionError(
-                f"debug mode: the pipeline definition made {hook.count} operators on this batch and "
-                f"{len(self._nodes)} when traced; it must make the same operators every time"
-            )
-        columns = []
         for i, out in enumerate(outputs):
-            value = out.value if isinstance(out, EagerNode) else None
-            if value is None:
+            if not isinstance(out, EagerNode) or out.value is None:
                 raise PipelineDefinitionError(f"pipeline output {i} must be the result of an fn.* function, "
                                               f"got {type(out).__name__}")
+        if self._names is not None and len(run.nodes) != len(self._names):
+            raise PipelineDefinitionError(
+                f"debug mode: the pipeline definition made {len(run.nodes)} operators on this batch and "
+                f"{len(self._names)} on the first; it must make the same operators every time"
+            )
+        return outputs
+
+    def _first_run(self, epoch: int, batch_index: int) -> tuple[tuple[DataNode, ...], _Run] | None:
+        run = _Run(self, epoch, batch_index, None)
+        try:
+            outputs = self._run(run)
+        except _EndOfEpoch:
+            self._abandon_first_run()
+            return None
+        except BaseException:
+            self._abandon_first_run()
+            raise
+        order = topological_order(outputs)
+        position = {id(n): i for i, n in enumerate(order)}
+        # A node the outputs do not need never runs in a pipeline; here it does, with a key of its own.
+        self._keys = [RandomKey(self.seed, position.get(id(n), len(order) + k)) for k, n in enumerate(run.nodes)]
+        self._names = [n.op.name for n in run.nodes]
+        self._source_seqs = sorted(run.read)
+        if not self._source_seqs:
+            raise PipelineDefinitionError("the pipeline has no source: use fn.readers.* or fn.external_source to feed it")
+        self._driver = SourceDriver([run.nodes[k] for k in self._source_seqs])
+        self._driver.batch_size = self.batch_size  # its sources were prepared as they were met
+        self._first_drivers.clear()
+        if run.guessed or any(key != RandomKey(self.seed, k) for k, key in enumerate(self._keys)):
+            again = _Run(self, epoch, batch_index, run.read)  # the first batch again, with the graph's keys
+            outputs = self._run(again)
+        return outputs, run
+
+    def _abandon_first_run(self) -> None:
+        for driver in self._first_drivers.values():
+            driver.close()
+        self._first_drivers.clear()
+
+    def _compute(self, epoch: int, batch_index: int) -> Batch | None:
+        if self._driver is None:
+            first = self._first_run(epoch, batch_index)
+            if first is None:
+                return None
+            outputs, run = first
+            batches_origin = next(iter(run.read.values()))[0].origin
+            sizes = {len(v[0].samples) for v in run.read.values()}
+        else:
+            batches = self._driver.read(epoch, batch_index, prefetch=False)
+            if batches is None:
+                return None
+            values = {seq: self._driver.values(self._driver.nodes[i], b, epoch)
+                      for i, (seq, b) in enumerate(zip(self._source_seqs, batches))}
+            outputs = self._run(_Run(self, epoch, batch_index, values))
+            batches_origin = next(iter(values.values()))[0].origin
+            sizes = {len(b) for b in batches}
+        if len(sizes) != 1:
+            raise PipelineDefinitionError(f"the pipeline's sources gave batches of different sizes {sorted(sizes)}")
+        columns = []
+        for out in outputs:
+            value: Value = out.value  # type: ignore[attr-defined]
             columns.append(TensorList.from_samples(value.samples, layout=value.layout, device=value.device))
-        first = batches[0]
         batch = Batch(columns)
         batch.epoch, batch.batch_index = epoch, batch_index
-        batch.sample_ids, batch.sources, batch.dropped = np.asarray(first.sample_ids), list(first.sources), []
+        batch.sample_ids, batch.sources = np.asarray(batches_origin.sample_ids), list(batches_origin.sources)
+        batch.dropped = []
         return batch
 
     # --- iterating --------------------------------------------------------------------------
-    def _check_open(self) -> None:
-        if self._closed:
-            raise PipelineDefinitionError("the pipeline is closed; create a new one to read again")
-
     def next_batch(self) -> Batch | None:
         """The next batch of the current epoch, or ``None`` at its end (the next call starts the next epoch)."""
-        self._check_open()
+        if self._closed:
+            raise PipelineDefinitionError("the pipeline is closed; create a new one to read again")
         if not self._epoch_open:
-            self._driver.start_epoch(self._epoch)
+            if self._driver is not None:
+                self._driver.start_epoch(self._epoch)
             self._epoch_open, self._batch = True, 0
         batch = self._compute(self._epoch, self._batch)
         if batch is None:
@@ -227,7 +310,8 @@ class DebugPipeline:
         return self.iter()
 
     def _wraps_around(self) -> bool:
-        return all(self._nodes[k].op.epoch_info() is not None for k in self._sources)  # type: ignore[attr-defined]
+        driver = self._driver
+        return driver is not None and all(s.epoch_info() is not None for s in driver.sources)
 
     def run(self) -> Batch:
         """The next batch, as DALI's ``run()`` and ``Pipeline.run()``: readers wrap around, every batch full.
@@ -277,12 +361,16 @@ class DebugPipeline:
             yield batch
 
     def build(self) -> None:
-        """Nothing to do: a debug pipeline is traced when made."""
+        """Nothing to do: a debug pipeline learns its graph on the first batch."""
 
     def epoch_size(self, name: str | None = None) -> int | dict[str, int]:
-        """Samples per epoch of reader ``name`` (or of every reader, as a dict)."""
-        sizes = {self._nodes[k].name: info.epoch_size for k in self._sources
-                 if (info := self._nodes[k].op.epoch_info()) is not None}  # type: ignore[attr-defined]
+        """Samples per epoch of reader ``name`` (or of every reader, as a dict); known after the first batch."""
+        sizes: dict[str, int] = {}
+        if self._driver is not None:
+            for node, source in zip(self._driver.nodes, self._driver.sources):
+                info = source.epoch_info()
+                if info is not None:
+                    sizes[node.name] = info.epoch_size
         if name is None:
             return sizes
         if name not in sizes:
@@ -293,7 +381,9 @@ class DebugPipeline:
         """Release the sources (idempotent)."""
         if not self._closed:
             self._closed = True
-            self._driver.close()
+            self._abandon_first_run()
+            if self._driver is not None:
+                self._driver.close()
             self._settings.close()
 
     def __enter__(self) -> DebugPipeline:
@@ -316,4 +406,3 @@ def _join(parts: list[tuple[Batch, int, int]]) -> Batch:
     out.sample_ids = np.concatenate([np.asarray(b.sample_ids)[s:e] for b, s, e in parts])
     out.dropped = []
     return out
-

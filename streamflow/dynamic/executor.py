@@ -23,7 +23,7 @@ import contextlib
 import enum
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,15 +83,29 @@ class EagerNode(DataNode):
 
     ``fn`` functions take it like any data node (argument checks, layouts,
     per-sample arguments are the graph's own); dynamic mode and debug
-    pipelines compute it at once.
+    pipelines compute it at once. A debug pipeline may leave it ``pending``:
+    a callable that computes it when its value is first asked for.
     """
 
-    __slots__ = ("value",)
+    __slots__ = ("_value", "pending")
 
     def __init__(self, producer: OpNode, index: int, device: Device, name: str, channels: int | None = None,
                  value: Value | None = None) -> None:
         super().__init__(producer, index, device, name, channels)
-        self.value = value
+        self._value = value
+        self.pending: Callable[[], None] | None = None
+
+    @property
+    def value(self) -> Value | None:
+        """The computed samples (computing a pending node first)."""
+        if self._value is None and self.pending is not None:
+            pending, self.pending = self.pending, None
+            pending()
+        return self._value
+
+    @value.setter
+    def value(self, value: Value | None) -> None:
+        self._value = value
 
     def get(self) -> TensorList:
         """The data as a ``TensorList`` (DALI's debug-mode ``DataNode.get()``)."""
