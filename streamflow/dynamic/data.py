@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeAlias, TypeVar
 
 import numpy as np
 
@@ -26,8 +26,10 @@ from ..types import DataType, Device, parse_device
 
 __all__ = [
     "BatchBase",
+    "BatchLike",
     "Origin",
     "TensorBase",
+    "TensorLike",
     "device_of",
     "is_device_array",
     "to_host",
@@ -62,7 +64,7 @@ def device_of(sample: Any) -> Device:
 def to_host(sample: Any) -> np.ndarray:
     """A sample as a numpy array (copied from the GPU when needed)."""
     if is_device_array(sample):
-        return sample.get()  # type: ignore[no-any-return]
+        return sample.get()
     return np.asarray(sample)
 
 
@@ -246,7 +248,7 @@ class TensorBase:
     def __cuda_array_interface__(self) -> dict[str, Any]:
         if self.device is Device.CPU:
             raise AttributeError("a host tensor has no __cuda_array_interface__; use .gpu() first")
-        return self.array.__cuda_array_interface__  # type: ignore[no-any-return]
+        return self.array.__cuda_array_interface__
 
     def torch(self, copy: bool = False) -> Any:
         """This tensor as a torch tensor (shares memory unless ``copy``)."""
@@ -380,7 +382,7 @@ class BatchBase:
     def __cuda_array_interface__(self) -> dict[str, Any]:
         if self.device is Device.CPU:
             raise AttributeError("a host batch has no __cuda_array_interface__; use .gpu() first")
-        return self.dense().__cuda_array_interface__  # type: ignore[no-any-return]
+        return self.dense().__cuda_array_interface__
 
     def torch(self, pad: bool = False, copy: bool = False) -> Any:
         """The batch as one torch tensor ``(N, ...)``; ``pad=True`` zero-pads samples of different shapes."""
@@ -399,3 +401,25 @@ class BatchBase:
         dtype = self.dtype.value if len(self.storage) else "?"
         return (f"Batch({len(self)} samples, dtype={dtype}, layout={self.layout!r}, "
                 f"device={self.device.value!r}, shape=[{shown}])")
+
+
+class SupportsDLPack(Protocol):
+    """Arrays that export DLPack (torch, JAX, cupy, numpy)."""
+
+    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+    def __dlpack_device__(self) -> Any: ...
+
+
+class SupportsArray(Protocol):
+    """Objects numpy can read (``__array__``)."""
+
+    def __array__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+
+#: One sample, as dynamic functions take it (for type checkers; see ``to_sample``).
+TensorLike: TypeAlias = (
+    TensorBase | np.ndarray | bytes | bytearray | memoryview | SupportsDLPack | SupportsArray | int | float
+)
+#: A batch: a ``Batch``, a ``TensorList`` or a list of samples.
+BatchLike: TypeAlias = BatchBase | TensorList | Sequence[Any]

@@ -119,7 +119,7 @@ class _Run:
 
     def _source(self, seq: int, node: OpNode) -> list[Value]:
         if self.sources is not None:
-            node.op.close()  # the first run's source is the one read; this copy is never used
+            node.op.close()  # type: ignore[attr-defined]  # a Source; the first run's is the one read
             return self.sources[seq]
         values = self.pipe.first_read(seq, node, self.epoch, self.batch_index)
         if values is None:

@@ -21,6 +21,7 @@ import asyncio
 import atexit
 import contextlib
 import enum
+import functools
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -145,6 +146,7 @@ class EvalMode(enum.Enum):
 # --- threads ------------------------------------------------------------------------------
 
 
+@functools.cache
 def _default_threads() -> int:
     env = os.environ.get("STREAMFLOW_NUM_THREADS")
     if env:

@@ -114,7 +114,9 @@ def signature_of(function: Callable[..., Any]) -> Signature:
     except Exception:
         hints = {}
     returns_node = hints.get("return") is DataNode
-    kinds = {name: _kind(hints.get(name, Any), returns_node) for name in sig.parameters}
+    # An untyped positional parameter of a function of data (streamflow.math's x) takes data or numbers.
+    kinds = {name: _kind(hints.get(name, Any), returns_node and p.kind is not p.KEYWORD_ONLY)
+             for name, p in sig.parameters.items()}
     positional = tuple(n for n, p in sig.parameters.items()
                        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
     variadic = next((n for n, p in sig.parameters.items() if p.kind is p.VAR_POSITIONAL), None)
@@ -267,6 +269,8 @@ def _results(result: Any) -> Any:
 
 
 def _source_graph(prepared: _Prepared) -> SourceGraph | None:
+    if not any(isinstance(node.op, Source) for node in prepared.hook.nodes):
+        return None
     pending: set[int] = set()
     for node in prepared.hook.nodes:
         if _fed_by_source(node, pending):

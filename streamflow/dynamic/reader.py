@@ -177,7 +177,7 @@ class Reader:
             item = await asyncio.to_thread(next, steps, done)
             if item is done:
                 return
-            yield item
+            yield item  # type: ignore[misc]  # not the sentinel, so one of the iterator's tuples
 
     def _iterate(self, epoch: int, batched: bool) -> Iterator[tuple[Any, ...]]:
         self._driver.start_epoch(epoch)

@@ -113,10 +113,10 @@ class _Arithmetic:
     def __ge__(self, other: Any) -> Any:
         return _arith("ge", self, other)
 
-    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+    def __eq__(self, other: Any) -> Any:
         return _arith("eq", self, other)
 
-    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+    def __ne__(self, other: Any) -> Any:
         return _arith("ne", self, other)
 
     __hash__ = object.__hash__
