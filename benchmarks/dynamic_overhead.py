@@ -51,14 +51,14 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import _common  # noqa: E402
+import _common
 
-import streamflow as sf  # noqa: E402
-import streamflow.dynamic as ndd  # noqa: E402
-from streamflow import fn  # noqa: E402
-from streamflow._native import imgproc  # noqa: E402
-from streamflow.operator import Chunk, RandomKey  # noqa: E402
-from streamflow.ops.resize import Resize  # noqa: E402
+import streamflow as sf
+import streamflow.dynamic as ndd
+from streamflow import fn
+from streamflow._native import imgproc
+from streamflow.operator import Chunk, RandomKey
+from streamflow.ops.resize import Resize
 
 
 def _per_call(run: Callable[[], Any], calls: int, repeats: int, warmup: int) -> list[float]:

@@ -35,13 +35,17 @@ from ..graph import DataNode, OpNode, node_hook
 from ..operator import Operator, Source
 from ..tensor import TensorList
 from ..types import Device, parse_device
+from .cache import OperatorCache
 from .data import BatchBase, Origin, TensorBase, to_sample
 from .executor import EagerNode, Value, run_node, run_node_async
 from .rng import RNG, get_default_rng
 
-__all__ = ["DynamicHook", "SourceGraph", "call", "call_async", "given", "signature_of"]
+__all__ = ["CACHE", "DynamicHook", "SourceGraph", "call", "call_async", "given", "signature_of"]
 
 DATA, ARG, ANY, CONST = "data", "arg", "any", "const"
+
+#: Operators of recent calls, reused by calls with the same arguments (see ``cache.py``).
+CACHE = OperatorCache()
 
 
 @dataclass
@@ -251,8 +255,15 @@ def _prepare(function: Callable[..., Any], label: str, args: Sequence[Any], kwar
         raise PipelineDefinitionError(f"{label}: batch_size must be a positive int, got {batch_size!r}")
     wrapped, named = _wrap_arguments(function, label, args, kwargs)
     hook = DynamicHook(device)
-    with node_hook(hook):
-        result = function(*wrapped, **named)
+    key, given_nodes = CACHE.key(function, tuple(wrapped), named, device)
+    template = CACHE.get(key) if key is not None else None
+    if template is not None:  # the same call before: the same operators, new nodes around them
+        hook.nodes, result = template.instantiate(given_nodes)
+    else:
+        with node_hook(hook):
+            result = function(*wrapped, **named)
+        if key is not None:
+            CACHE.record(key, given_nodes, hook.nodes, result)
     return _Prepared(hook, result, rng, None if batch_size is None else int(batch_size))
 
 
