@@ -235,7 +235,8 @@ def require_node(value: Any, op_name: str, index: int = 0) -> DataNode:
         raise PipelineDefinitionError(
             f"{op_name}: input {index} is an array ({kind}), not pipeline data. fn.* functions build a "
             "pipeline graph inside a @pipeline_def function, where their inputs are the outputs of other "
-            "fn.* calls; to run operators on your own arrays, feed them with fn.external_source"
+            "fn.* calls; to run operators on your own arrays, feed them with fn.external_source, or call "
+            f"streamflow.dynamic.{op_name} on them (dynamic mode)"
         )
     raise PipelineDefinitionError(
         f"{op_name}: input {index} must be the output of another operator (a DataNode), got {kind}"
