@@ -181,6 +181,8 @@ def _wrap_arguments(function: Callable[..., Any], label: str, args: Sequence[Any
     for i, value in enumerate(args):
         name = sig.positional[i] if i < len(sig.positional) else sig.variadic
         kind = sig.kinds.get(name, CONST) if name else CONST
+        if kind == ARG and not isinstance(value, TensorBase) and _is_array(value):
+            kind = ANY  # arrays given in the place of data or per-sample data: data (constants stay constants)
         what = f"{label}: input {i}" if kind in (DATA, ANY) else f"{label}: argument {name}"
         wrapped.append(_wrap(value, kind, what))
     named = {k: _wrap(v, sig.kinds.get(k, CONST), f"{label}: argument {k}") for k, v in kwargs.items()}

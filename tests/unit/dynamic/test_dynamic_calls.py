@@ -165,3 +165,13 @@ def test_a_dynamic_call_inside_a_python_step_runs_inline() -> None:
     out = ndd.python_function([IMG] * 6, function=step)
     np.testing.assert_array_equal(np.asarray(out.tensors[5]), IMG[:, ::-1])
     assert len(seen) == 6
+
+
+def test_positional_per_sample_arguments_take_constants_and_arrays() -> None:
+    data = _jpeg()
+    as_list = ndd.decoders.image_slice(data, [0.1, 0.2], [0.5, 0.4])
+    as_arrays = ndd.decoders.image_slice(data, np.array([0.1, 0.2], np.float32), np.array([0.5, 0.4], np.float32))
+    per_sample = ndd.decoders.image_slice([data, data], ndd.as_batch([np.array([0.1, 0.2], np.float32)] * 2),
+                                          [0.5, 0.4])
+    np.testing.assert_array_equal(np.asarray(as_arrays), np.asarray(as_list))
+    np.testing.assert_array_equal(np.asarray(per_sample.tensors[1]), np.asarray(as_list))
