@@ -293,21 +293,20 @@ class _Job:
     layouts: list[str]
 
 
-def _column(node: DataNode, n: int, what: str) -> list[Any]:
-    value = node.value if isinstance(node, EagerNode) else None
-    if value is None:
-        raise PipelineDefinitionError(f"{what}: {node.name} has no data here (it is not a dynamic value)")
+def _column(value: Value, name: str, n: int, what: str) -> list[Any]:
     if len(value.samples) == n:
         return value.samples
     if len(value.samples) == 1 and value.single:
         return value.samples * n  # a tensor given with batches: the same sample for every row
-    raise PipelineDefinitionError(f"{what}: {node.name} has {len(value.samples)} samples, the batch has {n}")
+    raise PipelineDefinitionError(f"{what}: {name} has {len(value.samples)} samples, the batch has {n}")
 
 
 def _prepare(node: OpNode, key: RandomKey, batch_size: int | None, origin: Origin | None) -> _Job:
     op = node.op
-    values = [d.value for d in node.upstream if isinstance(d, EagerNode) and d.value is not None]
-    if len(values) != len(node.inputs) + len(node.arg_inputs):
+    inputs = [d.value if isinstance(d, EagerNode) else None for d in node.inputs]
+    args = {k: d.value if isinstance(d, EagerNode) else None for k, d in node.arg_inputs.items()}
+    values = [v for v in (*inputs, *args.values()) if v is not None]
+    if len(values) != len(inputs) + len(args):
         raise PipelineDefinitionError(f"{op.name}: an input has no data (it is not a dynamic value)")
     sizes = {len(v.samples) for v in values if not v.single}
     if origin is not None:
@@ -325,8 +324,9 @@ def _prepare(node: OpNode, key: RandomKey, batch_size: int | None, origin: Origi
     what = op.name
     return _Job(
         node=node,
-        inputs=[_column(d, n, what) for d in node.inputs],
-        args={name: _column(d, n, f"{what}: argument {name}") for name, d in node.arg_inputs.items()},
+        inputs=[_column(v, d.name, n, what) for v, d in zip(inputs, node.inputs)],  # type: ignore[arg-type]
+        args={k: _column(v, node.arg_inputs[k].name, n, f"{what}: argument {k}")  # type: ignore[arg-type]
+              for k, v in args.items()},
         origin=origin,
         key=key,
         single=all(v.single for v in values) and batch_size is None,
