@@ -21,8 +21,10 @@ One uint8 HWC image (``--size``, default 64x64x3) resized to half its size
 Every streamflow result is checked against the kernel's (identical). Each
 system runs ``--calls`` calls per repeat after a warm-up; the table gives the
 median and best time per call [µs] over ``--repeats`` and the overhead over
-the kernel. Timings on a shared machine are noisy: compare medians of several
-runs.
+the kernel, then the 10th percentile of ``--calls`` calls timed one by one
+(``p10 single``): on a machine shared with other jobs, loop averages include
+the time other processes hold the cores, a low percentile of single calls
+is the cost of a call that ran uninterrupted. Compare several runs.
 
 Usage::
 
@@ -39,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shlex
 import statistics
 import sys
 import time
@@ -71,6 +74,18 @@ def _per_call(run: Callable[[], Any], calls: int, repeats: int, warmup: int) -> 
         for _ in range(calls):
             run()
         out.append((time.perf_counter() - start) / calls)
+    return out
+
+
+def _single_calls(run: Callable[[], Any], calls: int) -> list[float]:
+    """Seconds of each of ``calls`` calls timed one by one: their low percentiles are the cost of an
+    uninterrupted call, which a loaded machine (other jobs taking the cores) does not inflate."""
+    clock = time.perf_counter_ns
+    out = []
+    for _ in range(calls):
+        start = clock()
+        run()
+        out.append((clock() - start) * 1e-9)
     return out
 
 
@@ -112,8 +127,10 @@ def _pipeline_call(image: np.ndarray, out_size: tuple[int, int]) -> Callable[[],
     return run
 
 
-def _aio_calls(image: np.ndarray, out_size: tuple[int, int], calls: int, repeats: int, warmup: int) -> list[float]:
-    async def main() -> list[float]:
+def _aio_calls(image: np.ndarray, out_size: tuple[int, int], calls: int, repeats: int,
+               warmup: int) -> tuple[list[float], list[float]]:
+    """(seconds per call of each repeat, seconds of single calls) of ``await aio.resize``."""
+    async def main() -> tuple[list[float], list[float]]:
         for _ in range(warmup):
             await ndd.aio.resize(image, size=out_size)
         out = []
@@ -122,7 +139,12 @@ def _aio_calls(image: np.ndarray, out_size: tuple[int, int], calls: int, repeats
             for _ in range(calls):
                 await ndd.aio.resize(image, size=out_size)
             out.append((time.perf_counter() - start) / calls)
-        return out
+        single = []
+        for _ in range(calls):
+            start = time.perf_counter()
+            await ndd.aio.resize(image, size=out_size)
+            single.append(time.perf_counter() - start)
+        return out, single
 
     return asyncio.run(main())
 
@@ -182,33 +204,42 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, dict[str, Any]] = {}
     for name, run in systems.items():
         per_call = _per_call(run, calls, repeats, warmup)
-        if name == "dynamic batch":
-            per_call = [t / args.batch for t in per_call]  # per image
-        results[name] = {"seconds_per_call": per_call}
-    results["aio"] = {"seconds_per_call": _aio_calls(image, out_size, calls, repeats, warmup)}
+        single = _single_calls(run, calls)
+        if name == "dynamic batch":  # per image
+            per_call = [t / args.batch for t in per_call]
+            single = [t / args.batch for t in single]
+        results[name] = {"seconds_per_call": per_call, "p10_single_us": float(np.percentile(single, 10)) * 1e6}
+    aio, aio_single = _aio_calls(image, out_size, calls, repeats, warmup)
+    results["aio"] = {"seconds_per_call": aio, "p10_single_us": float(np.percentile(aio_single, 10)) * 1e6}
     slow = max(1, calls // 20)
     pipeline = _pipeline_call(image, out_size)
     _check("pipeline", pipeline(), want)
-    results["pipeline"] = {"seconds_per_call": _per_call(pipeline, slow, repeats, 2), "calls": slow}
+    results["pipeline"] = {"seconds_per_call": _per_call(pipeline, slow, repeats, 2), "calls": slow,
+                           "p10_single_us": float(np.percentile(_single_calls(pipeline, slow), 10)) * 1e6}
     pillow = _pillow_call(image, out_size)
     if pillow is not None:
-        results["pillow"] = {"seconds_per_call": _per_call(pillow, calls, repeats, warmup)}
+        results["pillow"] = {"seconds_per_call": _per_call(pillow, calls, repeats, warmup),
+                             "p10_single_us": float(np.percentile(_single_calls(pillow, calls), 10)) * 1e6}
     else:
         results["pillow"] = {"skipped": "Pillow is not installed (pip install pillow)"}
 
     kernel = statistics.median(results["kernel"]["seconds_per_call"])
+    kernel_p10 = results["kernel"]["p10_single_us"]
     rows = []
     for name, r in results.items():
         if "skipped" in r:
-            rows.append([name, "skipped", "", "", ""])
+            rows.append([name, "skipped", "", "", "", "", ""])
             continue
         med, best = statistics.median(r["seconds_per_call"]), min(r["seconds_per_call"])
         r.update(median_us=med * 1e6, best_us=best * 1e6, overhead_us=(med - kernel) * 1e6)
+        p10 = r.get("p10_single_us")
         rows.append([name, f"{med * 1e6:.1f}", f"{best * 1e6:.1f}", f"{(med - kernel) * 1e6:+.1f}",
-                     f"{med / kernel:.2f}x"])
+                     f"{med / kernel:.2f}x", "" if p10 is None else f"{p10:.1f}",
+                     "" if p10 is None else f"{p10 - kernel_p10:+.1f}"])
     print(f"resize {args.size}x{args.size}x3 uint8 -> {out_size[0]}x{out_size[1]} (linear, antialias), "
           f"{calls} calls x {repeats} repeats, {ndd.get_num_threads()} dynamic worker threads")
-    print(_common.format_table(["system", "median us/call", "best us/call", "vs kernel us", "x kernel"], rows))
+    print(_common.format_table(["system", "median us/call", "best us/call", "vs kernel us", "x kernel",
+                                "p10 single us", "p10 vs kernel"], rows))
 
     out = args.output or (
         (_common.REPO_ROOT / ".bench-data" / f"quick-dynamic_overhead-{info['tag']}.json") if args.quick
@@ -217,6 +248,8 @@ def main(argv: list[str] | None = None) -> int:
     payload = {
         "benchmark": "dynamic_overhead",
         "date": _common.now_iso(),
+        "command": shlex.join([sys.executable, *sys.argv]) if argv is None
+        else shlex.join(["python", "benchmarks/dynamic_overhead.py", *argv]),
         "machine": info,
         "config": {"size": args.size, "out_size": list(out_size), "batch": args.batch, "calls": calls,
                    "repeats": repeats, "warmup": warmup, "threads": ndd.get_num_threads(), "quick": args.quick},
