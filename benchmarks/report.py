@@ -32,8 +32,8 @@ SECTIONS: list[tuple[str, str, str]] = [
     ("cpu_pipeline", "CPU image pipeline", "benchmarks/cpu_pipeline.py"),
     ("gpu_pipeline", "GPU image pipeline", "benchmarks/gpu_pipeline.py"),
     ("numpy_roi", "numpy region-of-interest reads", "benchmarks/numpy_roi.py"),
-    ("serve_bench", "Inference serving (dynamic batching)", "benchmarks/serve_bench.py"),
     ("dynamic_overhead", "Dynamic mode: the cost of one call", "benchmarks/dynamic_overhead.py"),
+    ("serve_bench", "Inference serving (dynamic batching)", "benchmarks/serve_bench.py"),
 ]
 
 
@@ -299,10 +299,10 @@ def render(results_dir: Path, draw: bool = True) -> str:
             out += [provenance(path, data), ""]
             if key == "numpy_roi":
                 text, b = numpy_roi_table(data)
-            elif key == "serve_bench":
-                text, b = serve_table(data)
             elif key == "dynamic_overhead":
                 text, b = dynamic_table(data)
+            elif key == "serve_bench":
+                text, b = serve_table(data)
             else:
                 text, b = pipeline_table(data)
             out += [text, ""]

@@ -24,8 +24,8 @@ from .types import Device
 
 __all__ = [
     "DataNode",
-    "NodeHook",
     "OpNode",
+    "NodeHook",
     "add_node",
     "expression",
     "input_layout",

@@ -114,11 +114,10 @@ class SubscriptOp(Operator):
                 else:
                     key.append(self._value(chunk, row, i.at))
             try:
-                out = arr[tuple(key)]
+                # np.array, not ascontiguousarray: that one turns a 0-d result into shape (1,).
+                return np.array(arr[tuple(key)], order="C")
             except IndexError as err:
                 raise SampleError(f"subscript {tuple(key)} of a sample of shape {arr.shape}: {err}") from None
-            # ascontiguousarray would make a 0-d result (x[0] of a vector) 1-d; DALI gives a scalar
-            return np.ascontiguousarray(out) if np.ndim(out) else np.asarray(out)
 
         return [chunk.each_sample(select)]
 

@@ -255,7 +255,7 @@ class ComputeStage(Stage):
     def _run_chain(self, work: Work, start: int, stop: int) -> tuple[dict[DataNode, list[Any]], dict[int, tuple[OpNode, SampleError]]]:
         """Worker thread: every operator of the stage on rows [start, stop)."""
         return run_chain(
-            self.ctx, self.label, self.plan.nodes, work, start, stop, run_isolated,
+            self.ctx, self.label, self.plan.nodes, work, start, stop, _run_isolated,
             stop_at_failure=self.ctx.on_error is ErrorPolicy.RAISE,
         )
 
@@ -348,7 +348,7 @@ def _slots_for(
     return slot
 
 
-def run_isolated(node: OpNode, chunk: Chunk) -> list[list[Any]]:
+def _run_isolated(node: OpNode, chunk: Chunk) -> list[list[Any]]:
     """Run the operator; if it raises, rerun row by row to find the culprit(s)."""
     try:
         outputs = node.op.run(chunk)
@@ -398,3 +398,7 @@ def assemble_outputs(plan: ExecutionPlan, work: Work) -> tuple[TensorList, ...]:
         else:
             result.append(TensorList.from_samples(samples, layout=layout, device=data.device))
     return tuple(result)
+
+
+#: The engine's way to run one operator on a chunk (row by row when it raises), for dynamic mode.
+run_isolated = _run_isolated
