@@ -248,7 +248,9 @@ def test_dynamic_math_equals_pipeline(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(n for n in FN_FUNCTIONS if n not in ALIASES))
 def test_debug_pipeline_equals_pipeline(name: str, tmp_path: Path) -> None:
     """The same definition, with debug=True: the same batches."""
-    case = CASES[name]
+    case = CASES.get(name)
+    if case is None:
+        pytest.fail(f"fn.{name} has no case in CASES: add its inputs and arguments")
     function = FN_FUNCTIONS[name]
     n = case.batch_size if not case.inputs else len(case.inputs[0])
     kwargs = case.reader(tmp_path) if case.reader is not None else case.kwargs
