@@ -373,8 +373,9 @@ def _run_gpu(job: _Job) -> tuple[list[list[Any]], dict[int, SampleError]]:
     return outputs, dict(chunk.failures)
 
 
-def _bounds(n: int) -> list[int]:
-    parts = max(1, min(n, 2 * get_num_threads()))
+def _bounds(job: _Job, n: int) -> list[int]:
+    # An operator that mixes samples (Operator.whole_batch, e.g. permute_batch) sees the batch at once.
+    parts = 1 if getattr(job.node.op, "whole_batch", False) else max(1, min(n, 2 * get_num_threads()))
     return [round(i * n / parts) for i in range(parts + 1)]
 
 
@@ -415,7 +416,7 @@ def run_node(node: OpNode, key: RandomKey, batch_size: int | None = None, origin
     if job.node.op.device is not Device.CPU:
         return _finish(job, [_run_gpu(job)])
     n = len(job.origin.sample_ids)
-    bounds = _bounds(n)
+    bounds = _bounds(job, n)
     if len(bounds) <= 2 or getattr(_local, "in_worker", False):
         return _finish(job, [_run_part(job, 0, n)])
     pool = worker_pool().executor
@@ -431,7 +432,7 @@ async def run_node_async(node: OpNode, key: RandomKey, batch_size: int | None = 
     pool = worker_pool().executor
     if job.node.op.device is not Device.CPU:
         return _finish(job, [await asyncio.wrap_future(pool.submit(_run_gpu, job))])
-    bounds = _bounds(len(job.origin.sample_ids))
+    bounds = _bounds(job, len(job.origin.sample_ids))
     futures = [asyncio.wrap_future(pool.submit(_run_part, job, bounds[i], bounds[i + 1]))
                for i in range(len(bounds) - 1)]
     return _finish(job, list(await asyncio.gather(*futures)))

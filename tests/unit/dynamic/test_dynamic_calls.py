@@ -176,3 +176,18 @@ def test_positional_per_sample_arguments_take_constants_and_arrays() -> None:
                                           [0.5, 0.4])
     np.testing.assert_array_equal(np.asarray(as_arrays), np.asarray(as_list))
     np.testing.assert_array_equal(np.asarray(per_sample.tensors[1]), np.asarray(as_list))
+
+
+def test_operators_that_mix_samples_see_the_whole_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Operator.whole_batch`` (e.g. permute_batch): one chunk for the batch, never parts of it."""
+    from streamflow.ops.python_function import PythonFunction
+
+    monkeypatch.setattr(PythonFunction, "whole_batch", True, raising=False)
+    sizes: list[int] = []
+
+    def count(xs):  # type: ignore[no-untyped-def]
+        sizes.append(len(xs))
+        return xs
+
+    ndd.python_function([np.zeros(2)] * 9, function=count, batch_processing=True)
+    assert sizes == [9]
