@@ -36,15 +36,34 @@ ENCODED = [np.frombuffer(f.read_bytes(), dtype=np.uint8) for f in DECODER_FILES[
 
 @dataclass
 class Case:
-    """How to call one function: its data inputs (batches), constant and per-sample arguments."""
+    """How to call one function: its data inputs (batches), constant and per-sample arguments.
 
-    inputs: list[list[Any]] = field(default_factory=list)
+    ``inputs`` may be a function returning them (data made only when the case runs).
+    """
+
+    inputs: list[list[Any]] | Callable[[], list[list[Any]]] = field(default_factory=list)
     kwargs: dict[str, Any] = field(default_factory=dict)
     per_sample: dict[str, list[Any]] = field(default_factory=dict)
     positional: tuple[Any, ...] = ()
     batch_size: int = 3
     #: readers and external sources: keyword arguments from a temporary folder
     reader: Callable[[Path], dict[str, Any]] | None = None
+    #: the layout of the data inputs (as external_source(layout=...) and as_batch(layout=...) give it)
+    layout: str = ""
+
+    def __post_init__(self) -> None:
+        if callable(self.inputs):
+            make = self.inputs
+            self.inputs = []
+            self._make: Callable[[], list[list[Any]]] | None = make
+        else:
+            self._make = None
+
+    def ready(self) -> Case:
+        """The case with its inputs made."""
+        if self._make is not None:
+            self.inputs, self._make = self._make(), None
+        return self
 
 
 def _file_root(tmp: Path) -> dict[str, Any]:
@@ -123,10 +142,97 @@ CASES: dict[str, Case] = {
     "transpose": Case([IMGS], {"perm": [2, 0, 1]}),
     "warp_affine": Case([IMGS], {"size": (8, 9), "fill_value": 7}, {"matrix": [_MAT, _MAT[::-1], _MAT]}),
 }
+
+# --- operators merged into main after this table was started (audio, sequences, geometry, video) ---
+# Their data comes from main's test helpers and files, made only when a case runs.
+_RNG = np.random.default_rng(5)
+WAVES = [(np.sin(np.arange(n) * 0.05) * 0.5 + _RNG.normal(0, 0.05, n)).astype(np.float32) for n in (4000, 5200, 4600)]
+SPECS = [np.abs(_RNG.normal(1.0, 0.5, (65, t))).astype(np.float32) + 1e-3 for t in (20, 24, 18)]
+SEQS = [_RNG.integers(0, 256, (4, 6, 8, 3), dtype=np.uint8) for _ in range(3)]
+_H = [1.0, 0.05, -2.0, -0.03, 1.0, 3.0, 0.001, 0.002, 1.0]
+
+
+def _audio_files() -> list[list[Any]]:
+    root = Path(__file__).parents[2] / "data" / "audio"
+    return [[np.frombuffer((root / n).read_bytes(), np.uint8)
+             for n in ("arctic_a0007.wav", "arctic_a0009.wav", "arctic_stereo_22k.flac")]]
+
+
+def _video_files() -> list[list[Any]]:
+    from video_clips import clip
+
+    data = np.frombuffer(clip("h264").read_bytes(), np.uint8)
+    return [[data, data]]
+
+
+def _video_reader(tmp: Path) -> dict[str, Any]:
+    from video_clips import clip
+
+    return {"filenames": [str(clip("h264")), str(clip("vp9"))], "labels": [3, 5], "sequence_length": 4,
+            "step": 9, "random_shuffle": True}
+
+
+def _nemo_manifest(tmp: Path) -> dict[str, Any]:
+    import json
+
+    root = Path(__file__).parents[2] / "data" / "audio"
+    entries = [{"audio_filepath": str(root / n), "duration": 1.0, "text": f"entry {i}"}
+               for i, n in enumerate(["arctic_a0007.wav", "arctic_a0009.wav"] * 2)]
+    (tmp / "m.json").write_text("".join(json.dumps(e) + "\n" for e in entries))
+    return {"manifest_filepaths": [str(tmp / "m.json")], "random_shuffle": True}
+
+
+def _maps() -> list[list[Any]]:
+    out = []
+    for img in IMGS:
+        h, w = img.shape[:2]
+        yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+        out.append((xx * 0.9 + 0.7, yy * 1.1 - 0.4))
+    return [IMGS, [m[0] for m in out], [m[1] for m in out]]
+
+
+CASES.update({
+    "audio_resample": Case([WAVES], {"scale": 0.7}),
+    "decoders.audio": Case(_audio_files, {"downmix": True}),
+    "decoders.video": Case(_video_files, {"frames": [0, 3, 7]}, batch_size=2),
+    "element_extract": Case([SEQS], {"element_map": [2]}, layout="FHWC"),
+    "erase": Case([IMGS], {"anchor": [2.0, 3.0], "shape": [4.0, 4.0], "axes": [0, 1], "fill_value": 7.0}),
+    "experimental.decoders.image": Case([ENCODED]),
+    "experimental.decoders.image_crop": Case([ENCODED], {"crop": (40, 30), "crop_pos_x": 0.2}),
+    "experimental.decoders.image_random_crop": Case([ENCODED]),
+    "experimental.decoders.image_slice": Case([ENCODED], positional=([0.1, 0.2], [0.5, 0.4])),
+    "experimental.decoders.video": Case(_video_files, {"frames": [0, 3, 7]}, batch_size=2),
+    "experimental.peek_image_shape": Case([ENCODED]),
+    "experimental.readers.video": Case(reader=_video_reader, batch_size=2),
+    "experimental.remap": Case(_maps),
+    "experimental.warp_perspective": Case([IMGS], {"matrix": _H, "size": (9, 11)}),
+    "mel_filter_bank": Case([SPECS], {"sample_rate": 16000.0, "nfilter": 20}, layout="ft"),
+    "mfcc": Case([SPECS], {"n_mfcc": 12}, layout="ft"),
+    "multi_paste": Case([IMGS], {"in_ids": [2, 0], "out_anchors": [[0, 0], [2, 2]], "shapes": [[4, 4], [2, 2]],
+                                 "output_size": (10, 12)},
+                        layout="HWC"),
+    "nonsilent_region": Case([WAVES], {"cutoff_db": -20.0, "window_length": 256, "reset_interval": 1024}),
+    "pad": Case([WAVES], {"fill_value": -1.0}),
+    "paste": Case([IMGS], {"ratio": 2.0, "fill_value": 5}, {"paste_x": [0.0, 0.5, 1.0]}),
+    "peek_image_shape": Case([ENCODED]),
+    "per_frame": Case([[np.array([0, 1, 1, 0], np.int32)] * 3]),
+    "permute_batch": Case([IMGS], {"indices": [2, 2, 0]}),
+    "preemphasis_filter": Case([WAVES], {}, {"preemph_coeff": [0.9, 0.0, 0.97]}),
+    "readers.nemo_asr": Case(reader=_nemo_manifest, batch_size=2),
+    "readers.video": Case(reader=_video_reader, batch_size=2),
+    "resize_crop_mirror": Case([IMGS], {"resize_x": 12, "resize_y": 10, "crop": (6, 7)}, {"mirror": [0, 1, 1]}),
+    "roi_random_crop": Case([IMGS], {"crop_shape": [5, 6, 3], "roi_start": [1, 1, 0], "roi_end": [8, 7, 3]}),
+    "sequence_rearrange": Case([SEQS], {"new_order": [3, 0, 0, 2]}, layout="FHWC"),
+    "slice": Case([IMGS], {"start": [2, 1], "shape": [3, 4]}),
+    "spectrogram": Case([WAVES], {"nfft": 64, "window_length": 64, "window_step": 32}),
+    "to_decibels": Case([SPECS], {"cutoff_db": -80.0}),
+})
+
 #: DALI's older names: the same operator, the same case.
 ALIASES = {
     "file_reader": "readers.file",
     "numpy_reader": "readers.numpy",
+    "normal_distribution": "random.normal",
     "image_decoder": "decoders.image",
     "image_decoder_crop": "decoders.image_crop",
     "image_decoder_random_crop": "decoders.image_random_crop",
@@ -158,7 +264,7 @@ def _pipeline(function: Callable[..., Any], case: Case) -> tuple[list[list[np.nd
 
     @sf.pipeline_def(batch_size=n, num_threads=2, seed=SEED)
     def pipe():  # type: ignore[no-untyped-def]
-        ins = [fn.external_source([list(col)]) for col in case.inputs]
+        ins = [fn.external_source([list(col)], layout=case.layout or None) for col in case.inputs]
         args = {k: fn.external_source([list(v)]) for k, v in case.per_sample.items()}
         out = function(*ins, *case.positional, **case.kwargs, **args)
         outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
@@ -178,7 +284,8 @@ def _pipeline(function: Callable[..., Any], case: Case) -> tuple[list[list[np.nd
 def _dynamic(function: Callable[..., Any], case: Case, position: int) -> list[list[np.ndarray]]:
     args = {k: ndd.as_batch(v) for k, v in case.per_sample.items()}
     extra = {} if case.inputs else {"batch_size": case.batch_size}
-    out = function(*[list(col) for col in case.inputs], *case.positional, **case.kwargs, **args,
+    inputs = [ndd.as_batch(list(col), layout=case.layout) if case.layout else list(col) for col in case.inputs]
+    out = function(*inputs, *case.positional, **case.kwargs, **args,
                    rng=ndd.random.RNG(SEED, position=position), **extra)
     outs = out if isinstance(out, tuple) else (out,)
     for o in outs:
@@ -233,6 +340,7 @@ def test_dynamic_equals_pipeline(name: str, tmp_path: Path) -> None:
     if case.reader is not None:
         _reader_epochs(tmp_path, name, case)
         return
+    case.ready()
     want, position = _pipeline(FN_FUNCTIONS[name], case)
     got = _dynamic(_resolve(ndd, name), case, position)
     _same(got, want, name)
@@ -252,11 +360,12 @@ def test_debug_pipeline_equals_pipeline(name: str, tmp_path: Path) -> None:
     if case is None:
         pytest.fail(f"fn.{name} has no case in CASES: add its inputs and arguments")
     function = FN_FUNCTIONS[name]
+    case.ready()
     n = case.batch_size if not case.inputs else len(case.inputs[0])
     kwargs = case.reader(tmp_path) if case.reader is not None else case.kwargs
 
     def define():  # type: ignore[no-untyped-def]
-        ins = [fn.external_source([list(col)], cycle=True) for col in case.inputs]
+        ins = [fn.external_source([list(col)], cycle=True, layout=case.layout or None) for col in case.inputs]
         args = {k: fn.external_source([list(v)], cycle=True) for k, v in case.per_sample.items()}
         out = function(*ins, *case.positional, **kwargs, **args)
         outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
