@@ -76,6 +76,8 @@ def _params(function: Callable[..., Any], batched: bool, reader: bool) -> str:
     kinds = signature_of(function).kinds
     out: list[str] = []
     star_done = False
+    last_positional_only = next((n for n, p in reversed(list(sig.parameters.items())) if p.kind is p.POSITIONAL_ONLY),
+                                None)
     for name, p in sig.parameters.items():
         kind = kinds.get(name)
         text = _annotation(p)
@@ -97,6 +99,8 @@ def _params(function: Callable[..., Any], batched: bool, reader: bool) -> str:
             star_done = True
         default = "" if p.default is p.empty else " = ..."
         out.append(f"{name}: {text}{default}")
+        if p.kind is p.POSITIONAL_ONLY and last_positional_only == name:
+            out.append("/")
     extras = []
     for key, text in DYNAMIC_KEYWORDS.items():
         if key in sig.parameters:
@@ -183,11 +187,12 @@ def _module(namespace: str, source: types.ModuleType, asynchronous: bool, depth:
     parts: list[str] = []
     reexports = list(reexports)
     names: list[str] = [name for _, name in reexports]
-    for name in getattr(source, "__all__", ()):
+    for name in dict.fromkeys(getattr(source, "__all__", ())):
         obj = getattr(source, name)
         if isinstance(obj, types.ModuleType):
-            reexports.append((".", name))
-            names.append(name)
+            if (".", name) not in reexports:
+                reexports.append((".", name))
+                names.append(name)
             continue
         if not callable(obj):
             continue
@@ -210,16 +215,35 @@ _TOP = [("..types", n) for n in ("DataType", "Device", "ImageType", "InterpType"
     (".reader", "Reader")] + [(".tensors", n) for n in ("Batch", "Tensor", "as_batch", "as_tensor", "batch", "tensor")]
 
 
+def _is_package(source: types.ModuleType) -> bool:
+    return any(isinstance(getattr(source, n), types.ModuleType) for n in getattr(source, "__all__", ()))
+
+
+def _namespace(files: dict[str, str], path: str, name: str, source: types.ModuleType, asynchronous: bool,
+               depth: int) -> None:
+    """The stub(s) of the namespace ``name`` made from ``source`` at ``path`` (and of its sub-namespaces).
+
+    ``depth``: package levels between ``streamflow.dynamic`` and the package holding ``path``.
+    """
+    package = _is_package(source)
+    here = depth + 1 if package else depth
+    extra = [(".rng", n) for n in ("RNG", "get_default_rng", "set_seed")] if name == "random" and not asynchronous else []
+    files[f"{path}/__init__.pyi" if package else f"{path}.pyi"] = _module(name, source, asynchronous, here, extra)
+    for sub in dict.fromkeys(getattr(source, "__all__", ())):
+        obj = getattr(source, sub)
+        if isinstance(obj, types.ModuleType):
+            _namespace(files, f"{path}/{sub}", sub, obj, asynchronous, here)
+
+
 def render() -> dict[str, str]:
     """Path (relative to ``streamflow/dynamic``) -> stub text, for every dynamic namespace."""
     files: dict[str, str] = {}
     for prefix, asynchronous, depth in (("", False, 0), ("aio/", True, 1)):
-        for name, obj in [(n, getattr(fn, n)) for n in fn.__all__] + [("math", sfmath)]:
-            if not isinstance(obj, types.ModuleType):
-                continue
-            extra = [(".rng", n) for n in ("RNG", "get_default_rng", "set_seed")] \
-                if name == "random" and not asynchronous else []
-            files[f"{prefix}{name}.pyi"] = _module(name, obj, asynchronous, depth, extra)
+        for name in dict.fromkeys(fn.__all__):
+            obj = getattr(fn, name)
+            if isinstance(obj, types.ModuleType):
+                _namespace(files, f"{prefix}{name}", name, obj, asynchronous, depth)
+        _namespace(files, f"{prefix}math", "math", sfmath, asynchronous, depth)
         top = [(".", "math")] + ([] if asynchronous else [(".", "aio"), *_TOP])
         head = "" if asynchronous else "".join(f"{d}: DataType\n" for d in _DTYPES) + "\n"
         text = _module("", fn, asynchronous, depth, top, head)
@@ -246,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if behind else 0
     for rel, text in render().items():
         path = HERE / rel
-        path.parent.mkdir(exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
         print(f"wrote {path}")
     return 0
