@@ -1,0 +1,382 @@
+"""Every ``fn`` function (and ``streamflow.math``) in dynamic mode, against the same operator in a pipeline.
+
+The test walks ``fn``'s namespaces, so an operator added later is covered as
+soon as it is exported; it needs an entry in ``CASES`` (inputs and
+arguments), and ``test_every_fn_function_has_a_case`` fails until it has one.
+Dynamic mode must give the pipeline's values bit for bit: same operator,
+same implementation, and for random operators the same key
+(``RNG(seed, position)`` at the operator's position in the pipeline's graph).
+The same cases also run through a debug pipeline (``pipeline_def(debug=True)``).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from helpers import DECODER_FILES, PHOTOS, QUIRKS, rand_image
+
+import streamflow as sf
+import streamflow.dynamic as ndd
+from streamflow import fn
+from streamflow import math as sfmath
+from streamflow.dynamic.namespace import walk
+from streamflow.graph import topological_order
+
+SEED = 1234
+IMGS = [rand_image(9, 13, seed=1), rand_image(11, 7, seed=2), rand_image(10, 10, seed=3)]
+FLOATS = [np.linspace(0.1, 2.0, 12, dtype=np.float32).reshape(3, 4) * (i + 1) for i in range(3)]
+ENCODED = [np.frombuffer(f.read_bytes(), dtype=np.uint8) for f in DECODER_FILES[:3]]
+
+
+@dataclass
+class Case:
+    """How to call one function: its data inputs (batches), constant and per-sample arguments.
+
+    ``inputs`` may be a function returning them (data made only when the case runs).
+    """
+
+    inputs: list[list[Any]] | Callable[[], list[list[Any]]] = field(default_factory=list)
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    per_sample: dict[str, list[Any]] = field(default_factory=dict)
+    positional: tuple[Any, ...] = ()
+    batch_size: int = 3
+    #: readers and external sources: keyword arguments from a temporary folder
+    reader: Callable[[Path], dict[str, Any]] | None = None
+    #: the layout of the data inputs (as external_source(layout=...) and as_batch(layout=...) give it)
+    layout: str = ""
+
+    def __post_init__(self) -> None:
+        if callable(self.inputs):
+            make = self.inputs
+            self.inputs = []
+            self._make: Callable[[], list[list[Any]]] | None = make
+        else:
+            self._make = None
+
+    def ready(self) -> Case:
+        """The case with its inputs made."""
+        if self._make is not None:
+            self.inputs, self._make = self._make(), None
+        return self
+
+
+def _file_root(tmp: Path) -> dict[str, Any]:
+    for label, files in (("a", [PHOTOS / "rocket.jpg", QUIRKS / "hopper.jpg"]),
+                         ("b", [PHOTOS / "chelsea.png", QUIRKS / "flower2.jpg", PHOTOS / "retina.jpg"])):
+        (tmp / label).mkdir(parents=True, exist_ok=True)
+        for f in files:
+            (tmp / label / f.name).write_bytes(f.read_bytes())
+    return {"file_root": str(tmp), "random_shuffle": True}
+
+
+def _npy_root(tmp: Path) -> dict[str, Any]:
+    for i in range(5):
+        np.save(tmp / f"x{i}.npy", np.arange(24, dtype=np.int16).reshape(2, 3, 4) + i)
+    return {"file_root": str(tmp), "random_shuffle": True, "roi_start": (0, 1, 1), "roi_shape": (2, 2, 3)}
+
+
+def _external(tmp: Path) -> dict[str, Any]:
+    return {"source": [IMGS[:2], IMGS[1:], IMGS[:1]], "layout": "HWC"}
+
+
+def _twice(x: Any) -> Any:
+    return x * 2
+
+
+def _torch_flip(x: Any) -> Any:
+    import torch
+
+    return torch.flip(x, dims=[0])
+
+
+def _from_dlpack(x: Any) -> Any:
+    import torch
+
+    return torch.from_dlpack(x) + 1
+
+
+_MAT = [0.9, 0.1, 1.0, -0.2, 1.1, 0.5]
+
+CASES: dict[str, Case] = {
+    "brightness_contrast": Case([IMGS], {"contrast": 1.3}, {"brightness": [0.5, 1.0, 1.5]}),
+    "cast": Case([IMGS], {"dtype": "float32"}),
+    "cat": Case([FLOATS, FLOATS[::-1]], {"axis": 1}),
+    "color_space_conversion": Case([IMGS], {"image_type": "rgb", "output_type": "ycbcr"}),
+    "color_twist": Case([IMGS], {"saturation": 1.4, "contrast": 0.7}, {"hue": [0.0, 30.0, -45.0]}),
+    "crop": Case([IMGS], {"crop": (5, 6)}, {"crop_pos_x": [0.0, 0.5, 1.0]}),
+    "crop_mirror_normalize": Case([IMGS], {"crop": (6, 6), "mean": [10.0, 20.0, 30.0], "std": [2.0, 3.0, 4.0]},
+                                  {"mirror": [0, 1, 1]}),
+    "decoders.image": Case([ENCODED]),
+    "decoders.image_crop": Case([ENCODED], {"crop": (40, 30), "crop_pos_x": 0.2}),
+    "decoders.image_random_crop": Case([ENCODED]),
+    "decoders.image_slice": Case([ENCODED], positional=([0.1, 0.2], [0.5, 0.4])),
+    "dl_tensor_python_function": Case([FLOATS], {"function": _from_dlpack}),
+    "expand_dims": Case([FLOATS], {"axes": [0], "new_axis_names": "X"}),
+    "external_source": Case(reader=_external, batch_size=2),
+    "flip": Case([IMGS], {"vertical": 1}, {"horizontal": [0, 1, 1]}),
+    "hsv": Case([IMGS], {"saturation": 0.5, "value": 1.1}, {"hue": [10.0, 0.0, 90.0]}),
+    "hue": Case([IMGS], {}, {"hue": [10.0, -20.0, 90.0]}),
+    "normalize": Case([FLOATS], {"axes": [1]}),
+    "python_function": Case([FLOATS], {"function": _twice}),
+    "random.choice": Case(positional=([3, 5, 7],), kwargs={"p": [0.2, 0.3, 0.5], "shape": [4]}),
+    "random.coin_flip": Case(kwargs={"probability": 0.3}),
+    "random.normal": Case(kwargs={"mean": 1.0, "stddev": 2.0, "shape": [2, 3]}),
+    "random.uniform": Case(kwargs={"range": (2.0, 5.0)}),
+    "random_resized_crop": Case([IMGS], {"size": (6, 5)}),
+    "readers.file": Case(reader=_file_root, batch_size=2),
+    "readers.numpy": Case(reader=_npy_root, batch_size=2),
+    "reshape": Case([FLOATS], {"shape": [4, 3]}),
+    "resize": Case([IMGS], {"resize_x": 7}, {"resize_y": [5.0, 8.0, 12.0]}),
+    "rotate": Case([IMGS], {"fill_value": 0}, {"angle": [10.0, -30.0, 90.0]}),
+    "saturation": Case([IMGS], {}, {"saturation": [0.0, 0.5, 2.0]}),
+    "shapes": Case([IMGS]),
+    "squeeze": Case([[f[None] for f in FLOATS]], {"axes": [0]}),
+    "stack": Case([FLOATS, FLOATS], {"axis": 0}),
+    "torch_python_function": Case([FLOATS], {"function": _torch_flip}),
+    "transpose": Case([IMGS], {"perm": [2, 0, 1]}),
+    "warp_affine": Case([IMGS], {"size": (8, 9), "fill_value": 7}, {"matrix": [_MAT, _MAT[::-1], _MAT]}),
+}
+
+# --- operators merged into main after this table was started (audio, sequences, geometry, video) ---
+# Their data comes from main's test helpers and files, made only when a case runs.
+_RNG = np.random.default_rng(5)
+WAVES = [(np.sin(np.arange(n) * 0.05) * 0.5 + _RNG.normal(0, 0.05, n)).astype(np.float32) for n in (4000, 5200, 4600)]
+SPECS = [np.abs(_RNG.normal(1.0, 0.5, (65, t))).astype(np.float32) + 1e-3 for t in (20, 24, 18)]
+SEQS = [_RNG.integers(0, 256, (4, 6, 8, 3), dtype=np.uint8) for _ in range(3)]
+_H = [1.0, 0.05, -2.0, -0.03, 1.0, 3.0, 0.001, 0.002, 1.0]
+
+
+def _audio_files() -> list[list[Any]]:
+    root = Path(__file__).parents[2] / "data" / "audio"
+    return [[np.frombuffer((root / n).read_bytes(), np.uint8)
+             for n in ("arctic_a0007.wav", "arctic_a0009.wav", "arctic_stereo_22k.flac")]]
+
+
+def _video_files() -> list[list[Any]]:
+    from video_clips import clip
+
+    data = np.frombuffer(clip("h264").read_bytes(), np.uint8)
+    return [[data, data]]
+
+
+def _video_reader(tmp: Path) -> dict[str, Any]:
+    from video_clips import clip
+
+    return {"filenames": [str(clip("h264")), str(clip("vp9"))], "labels": [3, 5], "sequence_length": 4,
+            "step": 9, "random_shuffle": True}
+
+
+def _nemo_manifest(tmp: Path) -> dict[str, Any]:
+    import json
+
+    root = Path(__file__).parents[2] / "data" / "audio"
+    entries = [{"audio_filepath": str(root / n), "duration": 1.0, "text": f"entry {i}"}
+               for i, n in enumerate(["arctic_a0007.wav", "arctic_a0009.wav"] * 2)]
+    (tmp / "m.json").write_text("".join(json.dumps(e) + "\n" for e in entries))
+    return {"manifest_filepaths": [str(tmp / "m.json")], "random_shuffle": True}
+
+
+def _maps() -> list[list[Any]]:
+    out = []
+    for img in IMGS:
+        h, w = img.shape[:2]
+        yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+        out.append((xx * 0.9 + 0.7, yy * 1.1 - 0.4))
+    return [IMGS, [m[0] for m in out], [m[1] for m in out]]
+
+
+CASES.update({
+    "audio_resample": Case([WAVES], {"scale": 0.7}),
+    "decoders.audio": Case(_audio_files, {"downmix": True}),
+    "decoders.video": Case(_video_files, {"frames": [0, 3, 7]}, batch_size=2),
+    "element_extract": Case([SEQS], {"element_map": [2]}, layout="FHWC"),
+    "erase": Case([IMGS], {"anchor": [2.0, 3.0], "shape": [4.0, 4.0], "axes": [0, 1], "fill_value": 7.0}),
+    "experimental.decoders.image": Case([ENCODED]),
+    "experimental.decoders.image_crop": Case([ENCODED], {"crop": (40, 30), "crop_pos_x": 0.2}),
+    "experimental.decoders.image_random_crop": Case([ENCODED]),
+    "experimental.decoders.image_slice": Case([ENCODED], positional=([0.1, 0.2], [0.5, 0.4])),
+    "experimental.decoders.video": Case(_video_files, {"frames": [0, 3, 7]}, batch_size=2),
+    "experimental.peek_image_shape": Case([ENCODED]),
+    "experimental.readers.video": Case(reader=_video_reader, batch_size=2),
+    "experimental.remap": Case(_maps),
+    "experimental.warp_perspective": Case([IMGS], {"matrix": _H, "size": (9, 11)}),
+    "mel_filter_bank": Case([SPECS], {"sample_rate": 16000.0, "nfilter": 20}, layout="ft"),
+    "mfcc": Case([SPECS], {"n_mfcc": 12}, layout="ft"),
+    "multi_paste": Case([IMGS], {"in_ids": [2, 0], "out_anchors": [[0, 0], [2, 2]], "shapes": [[4, 4], [2, 2]],
+                                 "output_size": (10, 12)},
+                        layout="HWC"),
+    "nonsilent_region": Case([WAVES], {"cutoff_db": -20.0, "window_length": 256, "reset_interval": 1024}),
+    "pad": Case([WAVES], {"fill_value": -1.0}),
+    "paste": Case([IMGS], {"ratio": 2.0, "fill_value": 5}, {"paste_x": [0.0, 0.5, 1.0]}),
+    "peek_image_shape": Case([ENCODED]),
+    "per_frame": Case([[np.array([0, 1, 1, 0], np.int32)] * 3]),
+    "permute_batch": Case([IMGS], {"indices": [2, 2, 0]}),
+    "preemphasis_filter": Case([WAVES], {}, {"preemph_coeff": [0.9, 0.0, 0.97]}),
+    "readers.nemo_asr": Case(reader=_nemo_manifest, batch_size=2),
+    "readers.video": Case(reader=_video_reader, batch_size=2),
+    "resize_crop_mirror": Case([IMGS], {"resize_x": 12, "resize_y": 10, "crop": (6, 7)}, {"mirror": [0, 1, 1]}),
+    "roi_random_crop": Case([IMGS], {"crop_shape": [5, 6, 3], "roi_start": [1, 1, 0], "roi_end": [8, 7, 3]}),
+    "sequence_rearrange": Case([SEQS], {"new_order": [3, 0, 0, 2]}, layout="FHWC"),
+    "slice": Case([IMGS], {"start": [2, 1], "shape": [3, 4]}),
+    "spectrogram": Case([WAVES], {"nfft": 64, "window_length": 64, "window_step": 32}),
+    "to_decibels": Case([SPECS], {"cutoff_db": -80.0}),
+})
+
+#: DALI's older names: the same operator, the same case.
+ALIASES = {
+    "file_reader": "readers.file",
+    "numpy_reader": "readers.numpy",
+    "normal_distribution": "random.normal",
+    "image_decoder": "decoders.image",
+    "image_decoder_crop": "decoders.image_crop",
+    "image_decoder_random_crop": "decoders.image_random_crop",
+    "image_decoder_slice": "decoders.image_slice",
+}
+
+FN_FUNCTIONS = {name: f for name, f in walk(fn) if not inspect.ismodule(f)}
+MATH_FUNCTIONS = {name: f for name, f in walk(sfmath) if not inspect.ismodule(f)}
+
+
+def _math_case(name: str) -> Case:
+    arity = len(inspect.signature(MATH_FUNCTIONS[name]).parameters)
+    positive = [np.abs(f) * 0.4 + 0.1 for f in FLOATS]  # inside every domain (acosh: +1 below)
+    inputs = [[p + 1.0 for p in positive]] if name == "acosh" else [positive]
+    return Case(inputs * arity if name != "clamp" else [positive], {},
+                positional=(0.3, 0.9) if name == "clamp" else ())
+
+
+def _resolve(root: Any, dotted: str) -> Any:
+    for part in dotted.split("."):
+        root = getattr(root, part)
+    return root
+
+
+def _pipeline(function: Callable[..., Any], case: Case) -> tuple[list[list[np.ndarray]], int]:
+    """The outputs of one batch of ``function`` in a pipeline, and the operator's graph position."""
+    n = len(case.inputs[0]) if case.inputs else case.batch_size
+    captured: dict[str, Any] = {}
+
+    @sf.pipeline_def(batch_size=n, num_threads=2, seed=SEED)
+    def pipe():  # type: ignore[no-untyped-def]
+        ins = [fn.external_source([list(col)], layout=case.layout or None) for col in case.inputs]
+        args = {k: fn.external_source([list(v)]) for k, v in case.per_sample.items()}
+        out = function(*ins, *case.positional, **case.kwargs, **args)
+        outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+        captured["count"] = len(outs)
+        captured["outs"] = outs
+        if not ins and not args:  # random operators: a source to drive the pipeline
+            outs = (*outs, fn.external_source([[np.zeros(1)] * n]))
+        return outs
+
+    with pipe() as p:
+        batch = p.run()
+    position = topological_order(captured["outs"]).index(captured["outs"][0].producer)
+    columns = [[np.asarray(t.at(i)) for i in range(len(t))] for t in batch[: captured["count"]]]
+    return columns, position
+
+
+def _dynamic(function: Callable[..., Any], case: Case, position: int) -> list[list[np.ndarray]]:
+    args = {k: ndd.as_batch(v) for k, v in case.per_sample.items()}
+    extra = {} if case.inputs else {"batch_size": case.batch_size}
+    inputs = [ndd.as_batch(list(col), layout=case.layout) if case.layout else list(col) for col in case.inputs]
+    out = function(*inputs, *case.positional, **case.kwargs, **args,
+                   rng=ndd.random.RNG(SEED, position=position), **extra)
+    outs = out if isinstance(out, tuple) else (out,)
+    for o in outs:
+        assert isinstance(o, ndd.Batch), type(o)
+    return [[np.asarray(s) for s in o.tensors] for o in outs]
+
+
+def _same(got: list[list[np.ndarray]], want: list[list[np.ndarray]], what: str) -> None:
+    assert len(got) == len(want), what
+    for k, (g_col, w_col) in enumerate(zip(got, want)):
+        assert len(g_col) == len(w_col), f"{what}: output {k}"
+        for i, (g, w) in enumerate(zip(g_col, w_col)):
+            assert g.shape == w.shape and g.dtype == w.dtype, f"{what}: output {k} sample {i}: {g.shape} {g.dtype} vs {w.shape} {w.dtype}"
+            assert np.array_equal(g, w, equal_nan=g.dtype.kind == "f"), f"{what}: output {k} sample {i} differs"
+
+
+def _reader_epochs(tmp: Path, name: str, case: Case) -> None:
+    """A dynamic reader reads the pipeline's batches (same seed: same shuffle), epoch after epoch."""
+    assert case.reader is not None
+    kwargs = case.reader(tmp)
+    function = _resolve(fn, name)
+
+    @sf.pipeline_def(batch_size=case.batch_size, num_threads=2, seed=SEED)
+    def pipe():  # type: ignore[no-untyped-def]
+        out = function(**kwargs)
+        return out
+
+    reader = _resolve(ndd, name)(**kwargs, rng=SEED)
+    assert isinstance(reader, ndd.Reader)
+    with pipe() as p:
+        for epoch in range(2):
+            want = [[[np.asarray(t.at(i)) for i in range(len(t))] for t in b] for b in p.iter()]
+            got = [[[np.asarray(s) for s in o.tensors] for o in outs]
+                   for outs in reader.next_epoch(batch_size=case.batch_size)]
+            assert len(got) == len(want) > 0
+            for b, (g, w) in enumerate(zip(got, want)):
+                _same(g, w, f"{name} epoch {epoch} batch {b}")
+    reader.close()
+
+
+def test_every_fn_function_has_a_case() -> None:
+    missing = sorted(set(FN_FUNCTIONS) - set(CASES) - set(ALIASES))
+    assert not missing, f"fn functions without a dynamic-mode case in CASES: {missing}"
+    assert len(FN_FUNCTIONS) >= 40  # the walk found the namespaces
+
+
+@pytest.mark.parametrize("name", sorted(FN_FUNCTIONS))
+def test_dynamic_equals_pipeline(name: str, tmp_path: Path) -> None:
+    case = CASES.get(ALIASES.get(name, name))
+    if case is None:
+        pytest.fail(f"fn.{name} has no case in CASES: add its inputs and arguments")
+    if case.reader is not None:
+        _reader_epochs(tmp_path, name, case)
+        return
+    case.ready()
+    want, position = _pipeline(FN_FUNCTIONS[name], case)
+    got = _dynamic(_resolve(ndd, name), case, position)
+    _same(got, want, name)
+
+
+@pytest.mark.parametrize("name", sorted(MATH_FUNCTIONS))
+def test_dynamic_math_equals_pipeline(name: str) -> None:
+    case = _math_case(name)
+    want, position = _pipeline(MATH_FUNCTIONS[name], case)
+    _same(_dynamic(_resolve(ndd.math, name), case, position), want, f"math.{name}")
+
+
+@pytest.mark.parametrize("name", sorted(n for n in FN_FUNCTIONS if n not in ALIASES))
+def test_debug_pipeline_equals_pipeline(name: str, tmp_path: Path) -> None:
+    """The same definition, with debug=True: the same batches."""
+    case = CASES.get(name)
+    if case is None:
+        pytest.fail(f"fn.{name} has no case in CASES: add its inputs and arguments")
+    function = FN_FUNCTIONS[name]
+    case.ready()
+    n = case.batch_size if not case.inputs else len(case.inputs[0])
+    kwargs = case.reader(tmp_path) if case.reader is not None else case.kwargs
+
+    def define():  # type: ignore[no-untyped-def]
+        ins = [fn.external_source([list(col)], cycle=True, layout=case.layout or None) for col in case.inputs]
+        args = {k: fn.external_source([list(v)], cycle=True) for k, v in case.per_sample.items()}
+        out = function(*ins, *case.positional, **kwargs, **args)
+        outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+        if case.reader is None and not ins and not args:
+            outs = (*outs, fn.external_source([[np.zeros(1)] * n], cycle=True))
+        return outs
+
+    plain = sf.pipeline_def(define, batch_size=n, num_threads=2, seed=SEED)()
+    debug = sf.pipeline_def(define, batch_size=n, num_threads=2, seed=SEED, debug=True)()
+    with plain, debug:
+        for b in range(2):
+            want, got = plain.run(), debug.run()
+            _same([[np.asarray(t.at(i)) for i in range(len(t))] for t in got],
+                  [[np.asarray(t.at(i)) for i in range(len(t))] for t in want], f"{name} batch {b}")
