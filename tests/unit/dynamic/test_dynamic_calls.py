@@ -73,7 +73,6 @@ def test_rng_positions_and_seeds() -> None:
     np.testing.assert_array_equal(np.asarray(ndd.random.uniform(batch_size=4, rng=again)), np.asarray(a))
     np.testing.assert_array_equal(np.asarray(ndd.random.uniform(batch_size=4, rng=ndd.random.RNG(42, position=1))),
                                   np.asarray(b))
-    np.testing.assert_array_equal(np.asarray(ndd.random.uniform(batch_size=4, seed=42)), np.asarray(a))
     np.testing.assert_array_equal(np.asarray(ndd.random.uniform(batch_size=4, rng=42)), np.asarray(a))
     clone = rng.clone()
     assert clone() == rng() and clone.position == rng.position == 3
@@ -81,6 +80,29 @@ def test_rng_positions_and_seeds() -> None:
     assert repr(restored) == repr(rng)
     with pytest.raises(sf.PipelineDefinitionError, match="rng must be"):
         ndd.flip(IMG, rng="seven")
+
+
+def test_an_operators_own_seed_is_the_pipelines() -> None:
+    # random.* (and readers, noise.*, ...) have DALI's seed=: a fixed stream of that operator, whatever the RNG
+    fixed = np.asarray(ndd.random.uniform(batch_size=4, range=(0, 10), seed=42))
+    moved = ndd.random.uniform(batch_size=4, range=(0, 10), seed=42, rng=ndd.random.RNG(7, position=3))
+    np.testing.assert_array_equal(np.asarray(moved), fixed)
+    assert not np.array_equal(np.asarray(ndd.random.uniform(batch_size=4, range=(0, 10), rng=42)), fixed)
+
+    @sf.pipeline_def(batch_size=4, num_threads=1, seed=99)
+    def pipe():  # type: ignore[no-untyped-def]
+        return fn.random.uniform(range=(0, 10), seed=42), fn.external_source([[np.zeros(1)] * 4])
+
+    with pipe() as p:
+        (values, _) = p.run()
+    np.testing.assert_array_equal(fixed, np.stack([np.asarray(values.at(i)) for i in range(4)]))
+    # an operator without seed= of its own: seed= is rng=RNG(seed) (the default RNG does not move)
+    default = ndd.random.get_default_rng()
+    position = default.position
+    np.testing.assert_array_equal(np.asarray(ndd.flip(IMG, horizontal=1, seed=5)), IMG[:, ::-1])
+    assert default.position == position
+    with pytest.raises(sf.PipelineDefinitionError, match="give rng or seed, not both"):
+        ndd.flip(IMG, seed=5, rng=ndd.random.RNG(1))
 
 
 def test_default_rng_is_per_thread_and_set_seed_restarts_it() -> None:

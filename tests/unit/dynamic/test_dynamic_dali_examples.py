@@ -148,12 +148,14 @@ def test_tensor_and_batch_guide_examples() -> None:
         ragged.torch()  # ragged without pad raises
 
 
-@pytest.mark.xfail(strict=True, reason="fn.random.uniform has no dtype argument yet")
 def test_threading_example() -> None:
+    results: list[tuple[object, object]] = []
+
     def worker() -> None:
         with ndd.EvalMode.deferred:
             img = ndd.random.uniform(shape=(100, 100, 3), range=(0, 255), dtype=ndd.uint8)
-            ndd.flip(img, horizontal=True)
+            flipped = ndd.flip(img, horizontal=True)
+            results.append((img, flipped))  # not in the example: what the test checks
 
     errors: list[BaseException] = []
 
@@ -168,3 +170,8 @@ def test_threading_example() -> None:
     t.join()
     if errors:
         raise errors[0]
+    ((img, flipped),) = results
+    assert isinstance(img, ndd.Tensor) and img.dtype == ndd.uint8 and img.shape == (100, 100, 3)
+    values = np.asarray(img)
+    assert values.dtype == np.uint8 and values.min() < 20 and values.max() > 235  # the range is used
+    np.testing.assert_array_equal(np.asarray(flipped), values[:, ::-1])
