@@ -114,12 +114,22 @@ def _read_failure(node: OpNode, err: SampleError) -> PipelineError:
     return exc
 
 
+def _wrapped(result: Any) -> Any:
+    """A reader's outputs: a tuple (one ``Batch``/``Tensor`` per output), or a dict for readers whose
+    ``fn`` function returns one (``readers.tfrecord``: feature name -> output)."""
+    if isinstance(result, dict):
+        return {k: wrap_result(v.value if isinstance(v, EagerNode) else v) for k, v in result.items()}
+    parts = result if isinstance(result, (tuple, list)) else (result,)
+    return tuple(wrap_result(p.value if isinstance(p, EagerNode) else p) for p in parts)
+
+
 class Reader:
     """A data set read in dynamic mode, epoch after epoch (DALI's ``ndd.readers.*``).
 
     ``next_epoch(batch_size=n)`` iterates one epoch as tuples of ``Batch``es
     (one per output: ``jpegs, labels``); without ``batch_size``, as tuples of
-    ``Tensor``s, one sample at a time. The first call fixes batches or
+    ``Tensor``s, one sample at a time (a reader whose ``fn`` function returns a
+    dict, ``readers.tfrecord``, gives dicts: feature name -> output). The first call fixes batches or
     samples and the batch size (as in DALI). Iterating the reader itself
     (``for jpegs, labels in reader``) runs the next epoch with the
     ``batch_size`` given when it was made.
@@ -156,21 +166,21 @@ class Reader:
             )
         return size
 
-    def next_epoch(self, batch_size: int | None = None) -> Iterator[tuple[Any, ...]]:
+    def next_epoch(self, batch_size: int | None = None) -> Iterator[Any]:
         """Iterate the next epoch: tuples of batches (with ``batch_size``) or of single samples."""
         self._start(batch_size)
         epoch = self._epoch
         self._epoch += 1
         return self._iterate(epoch, batch_size is not None)
 
-    def next_epoch_async(self, batch_size: int | None = None) -> AsyncIterator[tuple[Any, ...]]:
+    def next_epoch_async(self, batch_size: int | None = None) -> AsyncIterator[Any]:
         """``next_epoch`` for ``async for``: reading and computing run off the event loop."""
         self._start(batch_size)
         epoch = self._epoch
         self._epoch += 1
         return self._aiterate(epoch, batch_size is not None)
 
-    async def _aiterate(self, epoch: int, batched: bool) -> AsyncIterator[tuple[Any, ...]]:
+    async def _aiterate(self, epoch: int, batched: bool) -> AsyncIterator[Any]:
         steps = self._iterate(epoch, batched)
         done = object()
         while True:
@@ -179,7 +189,7 @@ class Reader:
                 return
             yield item  # type: ignore[misc]  # not the sentinel, so one of the iterator's tuples
 
-    def _iterate(self, epoch: int, batched: bool) -> Iterator[tuple[Any, ...]]:
+    def _iterate(self, epoch: int, batched: bool) -> Iterator[Any]:
         self._driver.start_epoch(epoch)
         batch_index = 0
         while True:
@@ -189,7 +199,7 @@ class Reader:
             yield self._outputs(batches, epoch, batched)
             batch_index += 1
 
-    def _outputs(self, batches: list[SourceBatch], epoch: int, batched: bool) -> tuple[Any, ...]:
+    def _outputs(self, batches: list[SourceBatch], epoch: int, batched: bool) -> Any:
         by_node = dict(zip((id(n) for n in self._driver.nodes), batches))
         origin = self._driver.values(self._driver.nodes[0], batches[0], epoch)[0].origin
         for node in self._graph.nodes:
@@ -199,11 +209,9 @@ class Reader:
             for data, value in zip(node.outputs, values):
                 value.single = not batched
                 data.value = value  # type: ignore[attr-defined]  # outputs are EagerNodes
-        result = self._graph.result
-        parts = result if isinstance(result, (tuple, list)) else (result,)
-        return tuple(wrap_result(p.value if isinstance(p, EagerNode) else p) for p in parts)
+        return _wrapped(self._graph.result)
 
-    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+    def __iter__(self) -> Iterator[Any]:
         if self._default_batch is None:
             raise PipelineDefinitionError(
                 f"{self.label}: give batch_size when making the reader to iterate it, or use "
@@ -211,7 +219,7 @@ class Reader:
             )
         return self.next_epoch(self._default_batch)
 
-    def __aiter__(self) -> AsyncIterator[tuple[Any, ...]]:
+    def __aiter__(self) -> AsyncIterator[Any]:
         if self._default_batch is None:
             raise PipelineDefinitionError(f"{self.label}: give batch_size when making the reader to iterate it")
         return self.next_epoch_async(self._default_batch)

@@ -50,6 +50,9 @@ class Case:
     reader: Callable[[Path], dict[str, Any]] | None = None
     #: the layout of the data inputs (as external_source(layout=...) and as_batch(layout=...) give it)
     layout: str = ""
+    #: the outputs to compare, from the function's result (for results that are not a node or a
+    #: tuple of them, e.g. readers.tfrecord's dict); the same function takes nodes and dynamic results
+    outputs: Callable[[Any], Any] | None = None
 
     def __post_init__(self) -> None:
         if callable(self.inputs):
@@ -228,6 +231,201 @@ CASES.update({
     "to_decibels": Case([SPECS], {"cutoff_db": -80.0}),
 })
 
+# --- operators merged into main later (detection, augmentation, shard readers, io) ---------------
+# Boxes, labels, masks and polygons made by hand as the operators' own tests make them; images are
+# crops of the real photos of tests/data; shard files are written as tests/shard_writers.py writes them.
+BOXES = [np.array([[0.1, 0.2, 0.4, 0.7], [0.5, 0.5, 0.9, 0.8]], np.float32),
+         np.array([[0.0, 0.0, 0.3, 0.3]], np.float32),
+         np.array([[0.2, 0.1, 0.6, 0.9], [0.05, 0.6, 0.35, 0.95], [0.4, 0.4, 0.5, 0.5]], np.float32)]
+LABELS = [np.array([1, 7], np.int32), np.array([3], np.int32), np.array([2, 2, 5], np.int32)]
+POINTS = [np.array([[0.1, 0.2], [0.7, 0.4]], np.float32), np.array([[0.5, 0.5]], np.float32),
+          np.array([[0.0, 1.0], [0.3, 0.9], [1.0, 0.0]], np.float32)]
+_ANCHORS = [0.0, 0.0, 0.5, 0.5, 0.5, 0.0, 1.0, 0.5, 0.0, 0.5, 0.5, 1.0, 0.5, 0.5, 1.0, 1.0,
+            0.25, 0.25, 0.75, 0.75]
+MEANS = [f.mean(axis=1, keepdims=True) for f in FLOATS]  # reductions.std_dev/variance take the mean as input
+CLASSES = [np.array([[0, 3], [2, 1]], np.int32), np.array([4], np.int32), np.int32(1)]
+
+
+def _masks() -> list[np.ndarray]:
+    """Label images: blobs of several classes (the segmentation operators' test masks)."""
+    a = np.zeros((8, 10), np.int32)
+    a[1, 1] = a[2, 2] = 1
+    a[1:3, 5:7] = 1
+    a[5:8, 0:4] = 2
+    b = np.zeros((6, 7), np.uint8)
+    b[1, 2] = b[4, 5] = b[5, 0] = 9
+    b[0:2, 4:7] = 3
+    c = np.zeros((9, 9), np.int32)
+    c[2:7, 2:7] = 4
+    c[4, 4] = 0
+    return [a, b.astype(np.int32), c]
+
+
+def _photos() -> list[np.ndarray]:
+    """Crops of real photos (HWC uint8), sizes differing per sample."""
+    from PIL import Image
+
+    out = []
+    for path, (y, x, h, w) in ((QUIRKS / "hopper.jpg", (40, 30, 24, 32)), (PHOTOS / "chelsea.png", (90, 160, 30, 20)),
+                               (PHOTOS / "rocket.jpg", (150, 280, 27, 27))):
+        with Image.open(path) as im:
+            out.append(np.ascontiguousarray(np.asarray(im.convert("RGB"))[y:y + h, x:x + w]))
+    return out
+
+
+def _photo_case(kwargs: dict[str, Any] | None = None, per_sample: dict[str, list[Any]] | None = None,
+                dtype: Any = None) -> Case:
+    def make() -> list[list[Any]]:
+        photos = _photos()
+        return [[p.astype(dtype) for p in photos] if dtype is not None else photos]
+
+    return Case(make, kwargs or {}, per_sample or {}, layout="HWC")
+
+
+def _select_masks_inputs() -> list[list[Any]]:
+    polys = [np.array([[0, 0, 3], [1, 3, 7], [2, 7, 10], [1, 10, 13]], np.int32),
+             np.array([[4, 0, 4], [6, 4, 9]], np.int32),
+             np.array([[1, 0, 3]], np.int32)]
+    verts = [np.arange(26, dtype=np.float32).reshape(13, 2), np.linspace(0, 1, 18, dtype=np.float32).reshape(9, 2),
+             np.array([[0.1, 0.1], [0.5, 0.2], [0.3, 0.8]], np.float32)]
+    ids = [np.array([2, 1], np.int32), np.array([6], np.int32), np.array([1], np.int32)]
+    return [ids, polys, verts]
+
+
+def _file_paths() -> list[list[Any]]:
+    return [[np.frombuffer(str(f).encode(), np.uint8) for f in (QUIRKS / "hopper.jpg", PHOTOS / "retina.jpg",
+                                                                 Path(__file__))]]
+
+
+def _shard_samples() -> list[tuple[str, bytes, int]]:
+    files = [QUIRKS / "hopper.jpg", QUIRKS / "flower2.jpg", PHOTOS / "rocket.jpg", QUIRKS / "pil_sample_rgb.jpg",
+             PHOTOS / "retina.jpg"]
+    return [(f"sample{i:03d}", f.read_bytes(), i % 3) for i, f in enumerate(files)]
+
+
+def _webdataset(tmp: Path) -> dict[str, Any]:
+    import shard_writers as W
+
+    samples = _shard_samples()
+    paths = []
+    for i, part in enumerate((samples[:3], samples[3:])):
+        W.write_wds(tmp / f"shard-{i}.tar", [(k, {"jpg": d, "cls": str(label).encode()}) for k, d, label in part])
+        paths.append(str(tmp / f"shard-{i}.tar"))
+    return {"paths": paths, "ext": ["jpg", "cls"], "random_shuffle": True, "initial_fill": 3}
+
+
+_TFREC_KEYS = ("image/encoded", "image/class/label", "image/key")
+
+
+def _tfrecord(tmp: Path) -> dict[str, Any]:
+    import shard_writers as W
+
+    import streamflow.tfrecord as tfrec
+
+    index = W.write_tfrecord(tmp / "a.tfrecord", [
+        W.example({"image/encoded": d, "image/class/label": np.array([label]), "image/key": k})
+        for k, d, label in _shard_samples()])
+    W.write_tfrecord_index(tmp / "a.idx", index)
+    features = {"image/encoded": tfrec.FixedLenFeature((), tfrec.string, ""),
+                "image/class/label": tfrec.FixedLenFeature([1], tfrec.int64, -1),
+                "image/key": tfrec.FixedLenFeature([], tfrec.string, "")}
+    return {"path": [str(tmp / "a.tfrecord")], "index_path": [str(tmp / "a.idx")], "features": features,
+            "random_shuffle": True, "initial_fill": 3}
+
+
+def _mxnet(tmp: Path) -> dict[str, Any]:
+    import shard_writers as W
+
+    W.write_recordio(tmp / "d.rec", tmp / "d.idx",
+                     [W.irheader(float(label), i) + d for i, (_, d, label) in enumerate(_shard_samples())])
+    return {"path": [str(tmp / "d.rec")], "index_path": [str(tmp / "d.idx")], "random_shuffle": True,
+            "initial_fill": 3}
+
+
+def _caffe(tmp: Path) -> dict[str, Any]:
+    import shard_writers as W
+
+    W.write_lmdb(tmp / "lmdb", [W.caffe_datum(d, label) for _, d, label in _shard_samples()])
+    return {"path": str(tmp / "lmdb"), "random_shuffle": True, "initial_fill": 3}
+
+
+def _caffe2(tmp: Path) -> dict[str, Any]:
+    import shard_writers as W
+
+    W.write_lmdb(tmp / "lmdb2", [W.caffe2_protos(W.caffe2_tensor(W.C2_STRING, strings=[d]),
+                                                 W.caffe2_tensor(W.C2_INT32, ints=[label]))
+                                 for _, d, label in _shard_samples()])
+    return {"path": str(tmp / "lmdb2"), "random_shuffle": True, "initial_fill": 3}
+
+
+def _coco(tmp: Path) -> dict[str, Any]:
+    data = Path(__file__).parents[2] / "data"
+    return {"file_root": str(data), "annotations_file": str(data / "coco" / "instances.json"), "ratio": True,
+            "ltrb": True, "polygon_masks": True, "image_ids": True, "random_shuffle": True}
+
+
+CASES.update({
+    # detection
+    "bb_flip": Case([BOXES], {"ltrb": True}, {"horizontal": [0, 1, 1], "vertical": [1, 0, 1]}),
+    "bbox_paste": Case([BOXES], {"ltrb": True}, {"ratio": [2.0, 1.5, 3.0], "paste_x": [0.0, 0.5, 1.0]}),
+    "bbox_rotate": Case([BOXES, LABELS], {"input_shape": [60, 80]}, {"angle": [10.0, -30.0, 90.0]}),
+    "box_encoder": Case([BOXES, LABELS], {"anchors": _ANCHORS, "criteria": 0.4}),
+    "coord_flip": Case([POINTS], {}, {"flip_x": [1, 0, 1], "flip_y": [0, 1, 1]}),
+    "coord_transform": Case([POINTS], {"M": [0.5, -1.0, 2.0, 0.25], "T": [1.0, -3.0]}),
+    "lookup_table": Case([CLASSES], {"keys": [0, 1, 2, 3], "values": [0.5, 1.5, -2.0, 9.0], "default_value": -1.0}),
+    "one_hot": Case([CLASSES], {"num_classes": 6}),
+    "random_bbox_crop": Case([BOXES, LABELS], {"thresholds": [0.1, 0.3, 0.5], "scaling": [0.3, 1.0],
+                                               "aspect_ratio": [0.5, 2.0], "bbox_layout": "xyXY",
+                                               "num_attempts": 10, "output_bbox_indices": True}),
+    "readers.coco": Case(reader=_coco, batch_size=2),
+    "segmentation.random_mask_pixel": Case(lambda: [_masks()], {"foreground": 1}),
+    "segmentation.random_object_bbox": Case(lambda: [_masks()], {"format": "box", "output_class": True}),
+    "segmentation.select_masks": Case(_select_masks_inputs, {"reindex_masks": True}),
+    "transforms.combine": Case([[np.array([[1.0, 0.0, 2.0], [0.0, 1.0, -1.0]], np.float32)] * 3,
+                                [np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0]], np.float32)] * 3],
+                               {"reverse_order": True}),
+    "transforms.crop": Case(kwargs={"from_start": [10.0, 20.0], "from_end": [30.0, 60.0], "to_end": [2.0, 3.0]}),
+    "transforms.rotation": Case(kwargs={"center": [1.0, 0.0]}, per_sample={"angle": [90.0, -15.0, 33.0]}),
+    "transforms.scale": Case([[np.array([[1.0, 0.5, 2.0], [0.0, 1.0, 0.0]], np.float32)] * 3],
+                             {"center": [2.0, 1.0]}, {"scale": [np.float32([2.0, 3.0]), np.float32([0.5, 1.0]),
+                                                                np.float32([1.0, -1.0])]}),
+    "transforms.shear": Case(kwargs={"angles": [45.0, 0.0], "center": [1.0, 2.0]}),
+    "transforms.translation": Case(kwargs={"offset": [1.0, -2.0]}),
+    # augmentation
+    "brightness": _photo_case({"brightness_shift": 0.1}, {"brightness": [0.5, 1.3, 2.0]}),
+    "contrast": _photo_case({"contrast_center": 60.0}, {"contrast": [0.3, 1.5, 2.0]}),
+    "constant": Case(kwargs={"fdata": [1.5, 2.5, 3.5, 4.5, 5.5, 6.5], "shape": [2, 3], "layout": "HW"}),
+    "equalize": _photo_case(),
+    "experimental.equalize": _photo_case(),
+    "filter": _photo_case({"filter": np.array([[0, -1, 0], [-1, 5, -1], [0, -1, 0]], np.float32),
+                           "border": "constant", "fill_value": np.uint8(77)}),
+    "experimental.filter": _photo_case({"filter": np.full((3, 5), 1 / 15, np.float32), "dtype": "float32"}),
+    "experimental.median_blur": _photo_case({}, {"window_size": [3, 5, 3]}),
+    "gaussian_blur": _photo_case({"window_size": 5}, {"sigma": [0.8, 1.5, 3.0]}),
+    "grid_mask": _photo_case({"ratio": 0.4, "angle": 0.3, "shift_x": 2.0}, {"tile": [8, 10, 12]}),
+    "jpeg_compression_distortion": _photo_case({}, {"quality": [10, 50, 95]}),
+    "laplacian": _photo_case({"window_size": 5, "normalized_kernel": True, "dtype": "float32"}),
+    "noise.gaussian": _photo_case({"mean": 3.0, "stddev": 12.0}),
+    "noise.salt_and_pepper": _photo_case({"salt_vs_pepper": 0.25, "per_channel": True}, {"prob": [0.05, 0.2, 0.5]}),
+    "noise.shot": _photo_case({"factor": 4.0}),
+    "random.beta": Case(kwargs={"alpha": 2.0, "beta": 0.5, "shape": [3], "dtype": "float64"}),
+    "reductions.max": Case([FLOATS], {"axes": [1]}),
+    "reductions.mean": Case([FLOATS], {"axes": [0], "keep_dims": True}),
+    "reductions.mean_square": Case([FLOATS], {}),
+    "reductions.min": Case([SEQS], {"axis_names": "HW"}, layout="FHWC"),
+    "reductions.rms": Case([FLOATS], {"axes": [1]}),
+    "reductions.std_dev": Case([FLOATS, MEANS], {"axes": [1], "keep_dims": True, "ddof": 1}),
+    "reductions.sum": Case([SEQS], {"axis_names": "FC", "dtype": "uint64"}, layout="FHWC"),
+    "reductions.variance": Case([FLOATS, MEANS], {"axes": [1]}),
+    # readers of shard files, and files named by data
+    "io.file.read": Case(_file_paths),
+    "readers.caffe": Case(reader=_caffe, batch_size=2),
+    "readers.caffe2": Case(reader=_caffe2, batch_size=2),
+    "readers.mxnet": Case(reader=_mxnet, batch_size=2),
+    "readers.tfrecord": Case(reader=_tfrecord, batch_size=2, outputs=lambda out: tuple(out[k] for k in _TFREC_KEYS)),
+    "readers.webdataset": Case(reader=_webdataset, batch_size=2),
+})
+
 #: DALI's older names: the same operator, the same case.
 ALIASES = {
     "file_reader": "readers.file",
@@ -237,6 +435,8 @@ ALIASES = {
     "image_decoder_crop": "decoders.image_crop",
     "image_decoder_random_crop": "decoders.image_random_crop",
     "image_decoder_slice": "decoders.image_slice",
+    "coco_reader": "readers.coco",
+    "transform_translation": "transforms.translation",
 }
 
 FN_FUNCTIONS = {name: f for name, f in walk(fn) if not inspect.ismodule(f)}
@@ -257,6 +457,15 @@ def _resolve(root: Any, dotted: str) -> Any:
     return root
 
 
+def _selected(case: Case, result: Any) -> Any:
+    """The outputs of ``result`` the case compares (all of them unless ``case.outputs`` says)."""
+    return case.outputs(result) if case.outputs is not None else result
+
+
+def _as_tuple(result: Any) -> tuple[Any, ...]:
+    return tuple(result) if isinstance(result, (tuple, list)) else (result,)
+
+
 def _pipeline(function: Callable[..., Any], case: Case) -> tuple[list[list[np.ndarray]], int]:
     """The outputs of one batch of ``function`` in a pipeline, and the operator's graph position."""
     n = len(case.inputs[0]) if case.inputs else case.batch_size
@@ -266,7 +475,7 @@ def _pipeline(function: Callable[..., Any], case: Case) -> tuple[list[list[np.nd
     def pipe():  # type: ignore[no-untyped-def]
         ins = [fn.external_source([list(col)], layout=case.layout or None) for col in case.inputs]
         args = {k: fn.external_source([list(v)]) for k, v in case.per_sample.items()}
-        out = function(*ins, *case.positional, **case.kwargs, **args)
+        out = _selected(case, function(*ins, *case.positional, **case.kwargs, **args))
         outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
         captured["count"] = len(outs)
         captured["outs"] = outs
@@ -285,8 +494,8 @@ def _dynamic(function: Callable[..., Any], case: Case, position: int) -> list[li
     args = {k: ndd.as_batch(v) for k, v in case.per_sample.items()}
     extra = {} if case.inputs else {"batch_size": case.batch_size}
     inputs = [ndd.as_batch(list(col), layout=case.layout) if case.layout else list(col) for col in case.inputs]
-    out = function(*inputs, *case.positional, **case.kwargs, **args,
-                   rng=ndd.random.RNG(SEED, position=position), **extra)
+    out = _selected(case, function(*inputs, *case.positional, **case.kwargs, **args,
+                                   rng=ndd.random.RNG(SEED, position=position), **extra))
     outs = out if isinstance(out, tuple) else (out,)
     for o in outs:
         assert isinstance(o, ndd.Batch), type(o)
@@ -310,15 +519,15 @@ def _reader_epochs(tmp: Path, name: str, case: Case) -> None:
 
     @sf.pipeline_def(batch_size=case.batch_size, num_threads=2, seed=SEED)
     def pipe():  # type: ignore[no-untyped-def]
-        out = function(**kwargs)
-        return out
+        out = _selected(case, function(**kwargs))
+        return tuple(out) if isinstance(out, (tuple, list)) else out
 
     reader = _resolve(ndd, name)(**kwargs, rng=SEED)
     assert isinstance(reader, ndd.Reader)
     with pipe() as p:
         for epoch in range(2):
             want = [[[np.asarray(t.at(i)) for i in range(len(t))] for t in b] for b in p.iter()]
-            got = [[[np.asarray(s) for s in o.tensors] for o in outs]
+            got = [[[np.asarray(s) for s in o.tensors] for o in _as_tuple(_selected(case, outs))]
                    for outs in reader.next_epoch(batch_size=case.batch_size)]
             assert len(got) == len(want) > 0
             for b, (g, w) in enumerate(zip(got, want)):
@@ -367,7 +576,7 @@ def test_debug_pipeline_equals_pipeline(name: str, tmp_path: Path) -> None:
     def define():  # type: ignore[no-untyped-def]
         ins = [fn.external_source([list(col)], cycle=True, layout=case.layout or None) for col in case.inputs]
         args = {k: fn.external_source([list(v)], cycle=True) for k, v in case.per_sample.items()}
-        out = function(*ins, *case.positional, **kwargs, **args)
+        out = _selected(case, function(*ins, *case.positional, **kwargs, **args))
         outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
         if case.reader is None and not ins and not args:
             outs = (*outs, fn.external_source([[np.zeros(1)] * n], cycle=True))
