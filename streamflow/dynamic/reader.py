@@ -187,7 +187,7 @@ class Reader:
             item = await asyncio.to_thread(next, steps, done)
             if item is done:
                 return
-            yield item  # type: ignore[misc]  # not the sentinel, so one of the iterator's tuples
+            yield item  # not the sentinel: one of the iterator's items
 
     def _iterate(self, epoch: int, batched: bool) -> Iterator[Any]:
         self._driver.start_epoch(epoch)

@@ -137,18 +137,24 @@ def _function(namespace: str, name: str, function: Callable[..., Any], asynchron
 def _imports(body: str, depth: int, reexports: Iterable[tuple[str, str]] = ()) -> str:
     """The import lines ``body`` needs, in isort's order, for a module ``depth`` packages below ``dynamic``.
 
-    ``reexports``: (module, name) imported as ``name as name`` (what the module re-exports).
+    ``reexports``: (module, name) imported as ``name as name`` (what the module re-exports); module
+    ``"."`` is the stub's own package (its sub-namespaces), other relative modules are relative to
+    ``dynamic``.
     """
     dots = "." * depth
+
+    def place(module: str) -> str:
+        return module if module == "." or not module.startswith(".") else dots + module
+
     used = {m.group(0) for m in _IDENT.finditer(body)}
     again = {name for _, name in reexports}
     plain: dict[str, set[str]] = {}
     for name, (module, attr) in KNOWN.items():
         if name in used and name not in again:
-            plain.setdefault(dots + module if module.startswith(".") else module, set()).update([attr] if attr else [])
+            plain.setdefault(place(module), set()).update([attr] if attr else [])
     aliased: dict[str, list[str]] = {}
     for module, name in reexports:
-        aliased.setdefault(dots + module if module.startswith(".") else module, []).append(name)
+        aliased.setdefault(place(module), []).append(name)
 
     def member_key(name: str) -> tuple[int, str]:  # isort's order-by-type: CONSTANTS, Classes, functions
         kind = 0 if name.isupper() and len(name) > 1 else 1 if name[:1].isupper() else 2

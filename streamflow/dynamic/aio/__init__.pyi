@@ -5,20 +5,20 @@ from collections.abc import Sequence
 from typing import Any, overload
 
 from ...types import DataType, Device, ImageType, InterpType, Number, OutOfBoundsPolicy
-from .. import decoders as decoders
-from .. import experimental as experimental
-from .. import io as io
-from .. import math as math
-from .. import noise as noise
-from .. import random as random
-from .. import readers as readers
-from .. import reductions as reductions
-from .. import segmentation as segmentation
-from .. import transforms as transforms
 from ..data import BatchLike, TensorLike
 from ..reader import Reader
 from ..rng import RNG
 from ..tensors import Batch, Tensor
+from . import decoders as decoders
+from . import experimental as experimental
+from . import io as io
+from . import math as math
+from . import noise as noise
+from . import random as random
+from . import readers as readers
+from . import reductions as reductions
+from . import segmentation as segmentation
+from . import transforms as transforms
 
 __all__ = [
     "audio_resample",

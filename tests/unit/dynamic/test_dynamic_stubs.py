@@ -32,6 +32,18 @@ def test_every_dynamic_function_is_in_the_stubs() -> None:
             assert f"def {short}(" in text or f"{short} = " in text or f"import {short}" in text, name
 
 
+def test_sub_namespaces_are_their_packages_own() -> None:
+    # aio.decoders is aio's (async) decoders, experimental.readers experimental's: "from . import", never "from .."
+    import re
+
+    for rel, text in stubs.render().items():
+        assert not re.search(r"^from \.{2,} import ", text, re.M), rel
+    text = stubs.render()["aio/__init__.pyi"]
+    assert "from . import decoders as decoders" in text
+    assert "async def image(" in stubs.render()["aio/decoders.pyi"]
+    assert "from . import file as file" in stubs.render()["io/__init__.pyi"]
+
+
 @pytest.mark.slow
 def test_a_type_checker_sees_tensors_and_batches(tmp_path: Path) -> None:
     if shutil.which("mypy") is None and not (Path(sys.executable).parent / "mypy").exists():
@@ -45,6 +57,8 @@ def test_a_type_checker_sees_tensors_and_batches(tmp_path: Path) -> None:
         "u: ndd.Batch = ndd.random.uniform(batch_size=3, rng=ndd.random.RNG(1))\n"
         "r: ndd.Reader = ndd.readers.File(file_root='x')\n"
         "async def f() -> ndd.Batch:\n    return await ndd.aio.resize([img], size=4)\n"
+        "async def g() -> ndd.Tensor:\n    return await ndd.aio.decoders.image(img)\n"
+        "d: ndd.Tensor = ndd.io.file.read(np.frombuffer(b'x.jpg', np.uint8))\n"
     )
     bad = tmp_path / "bad.py"
     bad.write_text("import numpy as np\nimport streamflow.dynamic as ndd\n"

@@ -4,11 +4,11 @@ from collections.abc import Sequence
 from typing import overload
 
 from ....types import DataType, Device, ImageType, InterpType, Number
-from ... import decoders as decoders
-from ... import readers as readers
 from ...data import BatchLike, TensorLike
 from ...rng import RNG
 from ...tensors import Batch, Tensor
+from . import decoders as decoders
+from . import readers as readers
 
 __all__ = [
     "decoders",
