@@ -146,9 +146,10 @@ def _value_of(data: Any, what: str) -> Value:
 
 
 def _is_array(value: Any) -> bool:
-    """Data for a parameter that also takes numbers: arrays, and lists of arrays (a batch)."""
+    """Data for a parameter that also takes numbers: arrays, and lists of arrays or numpy scalars (a batch)."""
     if isinstance(value, (list, tuple)):
-        return bool(value) and all(_is_array(v) and not isinstance(v, (list, tuple)) for v in value)
+        return bool(value) and all((_is_array(v) or isinstance(v, np.generic)) and not isinstance(v, (list, tuple))
+                                   for v in value)
     return (isinstance(value, (BatchBase, TensorBase, TensorList, np.ndarray))
             or hasattr(value, "__dlpack__") or hasattr(value, "__cuda_array_interface__"))
 

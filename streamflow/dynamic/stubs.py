@@ -134,13 +134,16 @@ def _function(namespace: str, name: str, function: Callable[..., Any], asynchron
     return one + many
 
 
-def _imports(body: str, depth: int, reexports: Iterable[tuple[str, str]] = ()) -> str:
+def _imports(body: str, depth: int, reexports: Iterable[tuple[str, str]] = (),
+             renamed: dict[str, str] | None = None) -> str:
     """The import lines ``body`` needs, in isort's order, for a module ``depth`` packages below ``dynamic``.
 
     ``reexports``: (module, name) imported as ``name as name`` (what the module re-exports); module
     ``"."`` is the stub's own package (its sub-namespaces), other relative modules are relative to
-    ``dynamic``.
+    ``dynamic``. ``renamed``: names of ``KNOWN`` imported under another name (``Sequence as
+    _Sequence`` where the module defines its own ``Sequence``: DALI's ``readers.Sequence``).
     """
+    renamed = renamed or {}
     dots = "." * depth
 
     def place(module: str) -> str:
@@ -149,12 +152,15 @@ def _imports(body: str, depth: int, reexports: Iterable[tuple[str, str]] = ()) -
     used = {m.group(0) for m in _IDENT.finditer(body)}
     again = {name for _, name in reexports}
     plain: dict[str, set[str]] = {}
+    aliased: dict[str, list[tuple[str, str]]] = {}  # module -> (name, imported as)
     for name, (module, attr) in KNOWN.items():
-        if name in used and name not in again:
+        if name in renamed:
+            if renamed[name] in used:
+                aliased.setdefault(place(module), []).append((attr, renamed[name]))
+        elif name in used and name not in again:
             plain.setdefault(place(module), set()).update([attr] if attr else [])
-    aliased: dict[str, list[str]] = {}
     for module, name in reexports:
-        aliased.setdefault(place(module), []).append(name)
+        aliased.setdefault(place(module), []).append((name, name))
 
     def member_key(name: str) -> tuple[int, str]:  # isort's order-by-type: CONSTANTS, Classes, functions
         kind = 0 if name.isupper() and len(name) > 1 else 1 if name[:1].isupper() else 2
@@ -170,10 +176,10 @@ def _imports(body: str, depth: int, reexports: Iterable[tuple[str, str]] = ()) -
         block = [("import numpy as np" if m == "numpy" else f"import {m}") for m in modules
                  if m in plain and not plain[m]]
         for m in modules:
-            entries = [(n, False) for n in plain.get(m, ())] + [(n, True) for n in aliased.get(m, [])]
+            entries = [(n, None) for n in plain.get(m, ())] + [(n, a) for n, a in aliased.get(m, [])]
             for name, alias in sorted(entries, key=lambda e: member_key(e[0])):
                 if alias:
-                    block.append(f"from {m} import {name} as {name}")
+                    block.append(f"from {m} import {name} as {alias}")
             names = sorted((n for n, alias in entries if not alias), key=member_key)
             if names:
                 block.append(f"from {m} import {', '.join(names)}")
@@ -209,8 +215,13 @@ def _module(namespace: str, source: types.ModuleType, asynchronous: bool, depth:
             parts.append(f"{camel_case(name)} = {name}\n")
             names.append(camel_case(name))
     body = "\n\n".join(parts)
+    # A name the module defines that annotations use too (readers.Sequence and Sequence[int]): the
+    # annotations' one is imported under another name.
+    renamed = {n: f"_{n}" for n in names if n in KNOWN and re.search(rf"\b{n}\[", body)}
+    for name, alias in renamed.items():
+        body = re.sub(rf"\b{name}(?=\[)", alias, body)
     all_list = "__all__ = [\n" + "".join(f'    "{n}",\n' for n in sorted(set(names))) + "]\n"
-    imports = _imports(body + head, depth, reexports)
+    imports = _imports(body + head, depth, reexports, renamed)
     return f"{HEADER}\n{imports}{head}{all_list}\n\n{body}"
 
 

@@ -213,3 +213,22 @@ def test_operators_that_mix_samples_see_the_whole_batch(monkeypatch: pytest.Monk
 
     ndd.python_function([np.zeros(2)] * 9, function=count, batch_processing=True)
     assert sizes == [9]
+
+
+def test_a_list_of_numpy_scalars_is_a_batch_for_inputs_that_take_numbers_too() -> None:
+    # fn.filter's fill_value is data or a number: one numpy scalar per sample is a batch, as in a pipeline
+    imgs = [rand_image(6, 7, seed=i) for i in range(3)]
+    shift = np.array([[0, 0, 0], [0, 0, 1], [0, 0, 0]], np.float32)
+    fills = [np.uint8(1), np.uint8(2), np.uint8(3)]
+    got = ndd.filter(imgs, shift, fills, border="constant")
+
+    @sf.pipeline_def(batch_size=3, num_threads=1, seed=1)
+    def pipe():  # type: ignore[no-untyped-def]
+        return fn.filter(fn.external_source([imgs], layout="HWC"), shift, fn.external_source([fills]),
+                         border="constant")
+
+    with pipe() as p:
+        (want,) = p.run()
+    for i in range(3):
+        np.testing.assert_array_equal(np.asarray(got.tensors[i]), np.asarray(want.at(i)))
+        assert np.all(np.asarray(got.tensors[i])[:, -1] == i + 1)

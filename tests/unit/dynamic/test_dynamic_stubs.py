@@ -44,6 +44,28 @@ def test_sub_namespaces_are_their_packages_own() -> None:
     assert "from . import file as file" in stubs.render()["io/__init__.pyi"]
 
 
+def test_a_reader_named_like_an_annotation_type() -> None:
+    # DALI's readers.Sequence (readers.sequence) must not hide collections.abc.Sequence in the annotations
+    import ast
+    import types
+    from collections.abc import Sequence
+
+    from streamflow.graph import DataNode
+
+    def sequence(*, file_root: str, steps: Sequence[int] = (1,), name: str | None = None) -> DataNode:
+        """Frames of image sequences."""
+        raise NotImplementedError
+
+    readers = types.ModuleType("readers")
+    readers.__all__ = ["sequence"]  # type: ignore[attr-defined]
+    readers.sequence = sequence  # type: ignore[attr-defined]
+    text = stubs._module("readers", readers, False, 0)
+    ast.parse(text)
+    assert "from collections.abc import Sequence as _Sequence" in text
+    assert "steps: _Sequence[int] = ..." in text and "\nSequence = sequence\n" in text
+    assert "Sequence[" not in text.replace("_Sequence[", "")
+
+
 @pytest.mark.slow
 def test_a_type_checker_sees_tensors_and_batches(tmp_path: Path) -> None:
     if shutil.which("mypy") is None and not (Path(sys.executable).parent / "mypy").exists():
