@@ -91,10 +91,12 @@ def provenance(path: Path, data: dict[str, Any]) -> str:
         f"- **file**: `{path.relative_to(_common.REPO_ROOT) if path.is_relative_to(_common.REPO_ROOT) else path}`",
         f"- **machine**: {m.get('hostname', '?')} (tag {m.get('tag', '?')}): {m.get('cpu_model', '?')}, "
         f"{m.get('usable_cores', '?')} usable of {m.get('cpu_count', '?')} cores, {m.get('memory_gib', '?')} GiB, "
-        f"{m.get('platform', '?')}, Python {m.get('python', '?')}{gpu_txt}",
+        f"{m.get('platform', '?')}, Python {m.get('python', '?')}{gpu_txt}"
+        + (f"; load average at start {m['load_average'][0]:.1f} (other work on the machine)"
+           if m.get("load_average") else ""),
         f"- **packages**: {pkgs}; git {m.get('git') or 'not recorded'}",
         f"- **command**: `{command_of(data)}`",
-        f"- **date**: {data.get('date', 'not recorded')}",
+        f"- **date**: {data.get('date') or data.get('when') or 'not recorded'}",
     ])
 
 

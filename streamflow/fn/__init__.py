@@ -12,25 +12,33 @@ This package only re-exports: each function lives with its operator in
 """
 
 from ..ops.audio_resample import audio_resample
+from ..ops.batch_permutation import batch_permutation
 from ..ops.bb_flip import bb_flip
 from ..ops.bbox_paste import bbox_paste
 from ..ops.bbox_rotate import bbox_rotate
 from ..ops.box_encoder import box_encoder
 from ..ops.cast import cast
+from ..ops.cast_like import cast_like
 from ..ops.cat import cat, stack
+from ..ops.clahe import clahe
 from ..ops.color import brightness, brightness_contrast, color_twist, contrast, hsv, hue, saturation
 from ..ops.color_space_conversion import color_space_conversion
-from ..ops.constant import constant
+from ..ops.constant import constant, full, full_like, ones, ones_like, zeros, zeros_like
 from ..ops.coord_flip import coord_flip
 from ..ops.coord_transform import coord_transform
+from ..ops.copy import copy
 from ..ops.crop import crop
 from ..ops.crop_mirror_normalize import crop_mirror_normalize
+from ..ops.debayer import debayer
+from ..ops.displacement import jitter, sphere, water
+from ..ops.dump_image import dump_image
 from ..ops.equalize import equalize
 from ..ops.erase import erase
 from ..ops.external_source import external_source
 from ..ops.filter import filter
 from ..ops.flip import flip
 from ..ops.gaussian_blur import gaussian_blur
+from ..ops.get_property import get_property
 from ..ops.grid_mask import grid_mask
 from ..ops.jpeg_compression_distortion import jpeg_compression_distortion
 from ..ops.laplacian import laplacian
@@ -44,10 +52,13 @@ from ..ops.pad import pad
 from ..ops.paste import multi_paste, paste
 from ..ops.peek_image_shape import peek_image_shape
 from ..ops.permute_batch import permute_batch
+from ..ops.power_spectrum import power_spectrum
 from ..ops.preemphasis_filter import preemphasis_filter
 from ..ops.python_function import dl_tensor_python_function, python_function, torch_python_function
 from ..ops.random_bbox_crop import random_bbox_crop
+from ..ops.random_crop_generator import random_crop_generator
 from ..ops.random_resized_crop import random_resized_crop
+from ..ops.reinterpret import reinterpret
 from ..ops.reshape import expand_dims, reshape, squeeze
 from ..ops.resize import resize
 from ..ops.resize_crop_mirror import resize_crop_mirror
@@ -57,6 +68,7 @@ from ..ops.sequence import element_extract, per_frame, sequence_rearrange
 from ..ops.shapes import shapes
 from ..ops.slice import slice
 from ..ops.spectrogram import spectrogram
+from ..ops.tensor_resize import tensor_resize
 from ..ops.to_decibels import to_decibels
 from ..ops.transpose import transpose
 from ..ops.warp_affine import warp_affine
@@ -80,8 +92,22 @@ image_decoder_slice = decoders.image_slice
 file_reader = readers.file
 numpy_reader = readers.numpy
 normal_distribution = random.normal
+# More deprecated top-level names of DALI 2.4, each the operator it points to.
+coin_flip = random.coin_flip
+uniform = random.uniform
+audio_decoder = decoders.audio
+nemo_asr_reader = readers.nemo_asr
+video_reader = readers.video
+fast_resize_crop_mirror = resize_crop_mirror
+sequence_reader = readers.sequence
 coco_reader = readers.coco
 transform_translation = transforms.translation
+caffe_reader = readers.caffe
+caffe2_reader = readers.caffe2
+mxnet_reader = readers.mxnet
+tfrecord_reader = readers.tfrecord
+ssd_random_crop = random_bbox_crop
+video_reader_resize = readers.video_resize
 
 __all__ = [
     "audio_resample",
@@ -142,6 +168,34 @@ __all__ = [
     "pad",
     "normal_distribution",
     "resize_crop_mirror",
+    "batch_permutation",
+    "cast_like",
+    "constant",
+    "full",
+    "full_like",
+    "ones",
+    "ones_like",
+    "zeros",
+    "zeros_like",
+    "copy",
+    "get_property",
+    "random_crop_generator",
+    "reinterpret",
+    "coin_flip",
+    "uniform",
+    "audio_decoder",
+    "nemo_asr_reader",
+    "video_reader",
+    "fast_resize_crop_mirror",
+    "jitter",
+    "sphere",
+    "water",
+    "dump_image",
+    "power_spectrum",
+    "debayer",
+    "clahe",
+    "sequence_reader",
+    "tensor_resize",
     "bb_flip",
     "bbox_paste",
     "box_encoder",
@@ -155,6 +209,12 @@ __all__ = [
     "bbox_rotate",
     "coco_reader",
     "transform_translation",
+    "caffe_reader",
+    "caffe2_reader",
+    "mxnet_reader",
+    "tfrecord_reader",
+    "ssd_random_crop",
+    "video_reader_resize",
     "brightness",
     "contrast",
     "reductions",
@@ -165,5 +225,4 @@ __all__ = [
     "grid_mask",
     "jpeg_compression_distortion",
     "noise",
-    "constant",
 ]

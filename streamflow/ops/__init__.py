@@ -18,4 +18,8 @@ and its CPU implementation. Their GPU implementations live in
     random_bbox_crop.py  coord_flip.py  coord_transform.py  transforms.py (fn.transforms.*)
     one_hot.py  lookup_table.py  segmentation/ (select_masks, random_object_bbox, random_mask_pixel)
     readers/coco.py (coco_annotations.py, coco_masks.py)
+    constant.py (constant, full, full_like, zeros, ones, *_like)  copy.py  cast_like.py  reinterpret.py
+    get_property.py  batch_permutation.py  random_crop_generator.py  tensor_resize.py
+    displacement.py (water, sphere, jitter)  debayer.py  clahe.py  morphology.py (dilate, erode)
+    power_spectrum.py  dump_image.py  decoders/numpy.py  decoders/inflate.py  readers/sequence.py  readers/fits.py
 """

@@ -35,6 +35,12 @@ def cast_array(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
         return native_filters.linear(values, 1.0, 0.0, dtype)
     if dtype.kind in "ui" and values.dtype.kind == "f":
         values = np.nan_to_num(values.astype(np.float64), nan=0.0, posinf=np.inf, neginf=-np.inf)
+        if dtype.itemsize == 8:  # 2**63 and 2**64 do not fit the target: saturate those explicitly
+            info = np.iinfo(dtype)
+            high = values >= float(info.max)
+            out = convert_to(np.where(high, 0.0, values), dtype)
+            out[high] = info.max
+            return out
         return convert_to(values, dtype)
     if dtype.kind in "ui" and values.dtype.kind in "ui":
         info = np.iinfo(dtype)

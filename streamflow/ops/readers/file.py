@@ -173,6 +173,8 @@ class FileReader(ListSource):
         # Paths are kept as str; bytes names (non-UTF-8 file systems) become
         # str through os.fsdecode, which round-trips to the same bytes.
         root = os.fsdecode(file_root) if file_root is not None else None
+        #: The folder paths are relative to (``get_property(key="source_info")`` reports them so, as DALI).
+        self.file_root = root
         if isinstance(file_filters, str):
             file_filters = [file_filters]
         if files is not None:

@@ -1,0 +1,46 @@
+"""``constant``, ``full``, ``full_like``, ``zeros(_like)``, ``ones(_like)`` on the GPU: filled device arrays.
+
+The shapes and types are planned as on the CPU (``Fill.plan``); the values
+are converted on the host when they are one constant, and with the CPU's
+saturating conversion over ``xp`` when they come from a fill input.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...errors import SampleError
+from ...operator import Chunk
+from ...ops.cast import cast_array
+from ...ops.constant import Constant, Fill, broadcast_fill
+from ..context import GpuContext
+from .cast_like import cast_xp
+from .registry import register
+
+__all__ = ["constant_gpu", "fill_gpu"]
+
+
+@register(Constant)
+def constant_gpu(op: Constant, chunk: Chunk, ctx: GpuContext) -> list[list[Any]]:
+    # One device copy per batch (not per pipeline: the consumer may write to what it is handed).
+    value = ctx.to_device([op.value])[0]
+    return [[value] * len(chunk)]
+
+
+@register(Fill)
+def fill_gpu(op: Fill, chunk: Chunk, ctx: GpuContext) -> list[list[Any]]:
+    xp = ctx.xp
+    out: list[Any] = []
+    for row in range(len(chunk)):
+        try:
+            shape, dtype, fill = op.plan(chunk, row)
+            if fill is None:
+                out.append(xp.full(shape, cast_array(np.asarray(op.value), dtype), dtype=dtype))
+            else:
+                out.append(xp.array(cast_xp(xp, broadcast_fill(fill, shape, op.op_name, xp), dtype), order="C"))
+        except SampleError as err:
+            chunk.fail(row, err)
+            out.append(None)
+    return [out]
