@@ -71,38 +71,52 @@ __all__ = [
     "aio",
     "as_batch",
     "as_tensor",
+    "audio_decoder",
     "audio_resample",
     "batch",
+    "batch_permutation",
     "bb_flip",
     "bbox_paste",
     "bbox_rotate",
     "box_encoder",
     "brightness",
     "brightness_contrast",
+    "caffe2_reader",
+    "caffe_reader",
     "cast",
+    "cast_like",
     "cat",
+    "clahe",
     "coco_reader",
+    "coin_flip",
     "color_space_conversion",
     "color_twist",
     "constant",
     "contrast",
     "coord_flip",
     "coord_transform",
+    "copy",
     "crop",
     "crop_mirror_normalize",
+    "debayer",
     "decoders",
     "dl_tensor_python_function",
+    "dump_image",
     "element_extract",
     "equalize",
     "erase",
     "expand_dims",
     "experimental",
     "external_source",
+    "fast_resize_crop_mirror",
     "file_reader",
     "filter",
     "flip",
+    "full",
+    "full_like",
     "gaussian_blur",
     "get_num_threads",
+    "get_property",
     "grid_mask",
     "hsv",
     "hue",
@@ -111,6 +125,7 @@ __all__ = [
     "image_decoder_random_crop",
     "image_decoder_slice",
     "io",
+    "jitter",
     "jpeg_compression_distortion",
     "laplacian",
     "lookup_table",
@@ -118,24 +133,31 @@ __all__ = [
     "mel_filter_bank",
     "mfcc",
     "multi_paste",
+    "mxnet_reader",
+    "nemo_asr_reader",
     "noise",
     "nonsilent_region",
     "normal_distribution",
     "normalize",
     "numpy_reader",
     "one_hot",
+    "ones",
+    "ones_like",
     "pad",
     "paste",
     "peek_image_shape",
     "per_frame",
     "permute_batch",
+    "power_spectrum",
     "preemphasis_filter",
     "python_function",
     "random",
     "random_bbox_crop",
+    "random_crop_generator",
     "random_resized_crop",
     "readers",
     "reductions",
+    "reinterpret",
     "reshape",
     "resize",
     "resize_crop_mirror",
@@ -143,20 +165,31 @@ __all__ = [
     "rotate",
     "saturation",
     "segmentation",
+    "sequence_reader",
     "sequence_rearrange",
     "set_num_threads",
     "shapes",
     "slice",
     "spectrogram",
+    "sphere",
     "squeeze",
+    "ssd_random_crop",
     "stack",
     "tensor",
+    "tensor_resize",
+    "tfrecord_reader",
     "to_decibels",
     "torch_python_function",
     "transform_translation",
     "transforms",
     "transpose",
+    "uniform",
+    "video_reader",
+    "video_reader_resize",
     "warp_affine",
+    "water",
+    "zeros",
+    "zeros_like",
 ]
 
 
@@ -465,6 +498,169 @@ def resize_crop_mirror(data: TensorLike | BatchLike, *, crop: Number | Sequence[
 
 
 @overload
+def batch_permutation(*, allow_repetitions: builtins.bool = ..., no_fixed_points: builtins.bool = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
+@overload
+def batch_permutation(*, allow_repetitions: builtins.bool = ..., no_fixed_points: builtins.bool = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
+
+
+@overload
+def cast_like(input_0: TensorLike, input_1: TensorLike | float, *, device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
+@overload
+def cast_like(input_0: TensorLike | BatchLike, input_1: TensorLike | BatchLike | float, *, device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
+
+
+@overload
+def constant(*, fdata: float | Sequence[float] | None = ..., idata: int | Sequence[int] | None = ..., shape: int | Sequence[int] | None = ..., dtype: DataType | str | None = ..., layout: str = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
+@overload
+def constant(*, fdata: float | Sequence[float] | None = ..., idata: int | Sequence[int] | None = ..., shape: int | Sequence[int] | None = ..., dtype: DataType | str | None = ..., layout: str = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
+
+
+@overload
+def full(fill_value: TensorLike | float, *, shape: int | Sequence[int] | Tensor | None = ..., layout: str | None = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
+@overload
+def full(fill_value: TensorLike | BatchLike | float, *, shape: int | Sequence[int] | BatchLike | None = ..., layout: str | None = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
+
+
+@overload
+def full_like(data_like: TensorLike, fill_value: TensorLike | float, *, device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
+@overload
+def full_like(data_like: TensorLike | BatchLike, fill_value: TensorLike | BatchLike | float, *, device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
+
+
+@overload
+def ones(*, shape: int | Sequence[int] | Tensor | None = ..., dtype: DataType | str = ..., layout: str | None = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
+@overload
+def ones(*, shape: int | Sequence[int] | BatchLike | None = ..., dtype: DataType | str = ..., layout: str | None = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
+
+
+@overload
+def ones_like(data_like: TensorLike, *, dtype: DataType | str | None = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
+@overload
+def ones_like(data_like: TensorLike | BatchLike, *, dtype: DataType | str | None = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
+
+
+@overload
+def zeros(*, shape: int | Sequence[int] | Tensor | None = ..., dtype: DataType | str = ..., layout: str | None = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
+@overload
+def zeros(*, shape: int | Sequence[int] | BatchLike | None = ..., dtype: DataType | str = ..., layout: str | None = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
+
+
+@overload
+def zeros_like(data_like: TensorLike, *, dtype: DataType | str | None = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
+@overload
+def zeros_like(data_like: TensorLike | BatchLike, *, dtype: DataType | str | None = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
+
+
+@overload
+def copy(input: TensorLike, *, device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
+@overload
+def copy(input: TensorLike | BatchLike, *, device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
+
+
+@overload
+def get_property(input: TensorLike, *, key: str, device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
+@overload
+def get_property(input: TensorLike | BatchLike, *, key: str, device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
+
+
+def random_crop_generator(input: TensorLike | BatchLike, *, random_area: float | Sequence[float] = ..., random_aspect_ratio: float | Sequence[float] = ..., num_attempts: int = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Any:
+    """A random crop window per input shape: ``(anchor, shape)``, each ``(y, x)``/``(h, w)`` int32."""
+
+
+
+@overload
+def reinterpret(data: TensorLike, shape_input: Tensor | None = ..., *, dtype: DataType | str | None = ..., shape: int | Sequence[int] | Tensor | None = ..., rel_shape: float | Sequence[float] | Tensor | None = ..., src_dims: int | Sequence[int] | Tensor | None = ..., layout: str | None = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
+@overload
+def reinterpret(data: TensorLike | BatchLike, shape_input: BatchLike | None = ..., *, dtype: DataType | str | None = ..., shape: int | Sequence[int] | BatchLike | None = ..., rel_shape: float | Sequence[float] | BatchLike | None = ..., src_dims: int | Sequence[int] | BatchLike | None = ..., layout: str | None = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
+
+
+@overload
+def coin_flip(shape_like: Tensor | None = ..., *, probability: float | Tensor = ..., shape: int | Sequence[int] | None = ..., dtype: DataType | str | None = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
+@overload
+def coin_flip(shape_like: BatchLike | None = ..., *, probability: float | BatchLike = ..., shape: int | Sequence[int] | None = ..., dtype: DataType | str | None = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
+
+
+@overload
+def uniform(shape_like: Tensor | None = ..., *, range: Sequence[float] | Tensor = ..., values: Sequence[float] | Tensor | None = ..., shape: int | Sequence[int] | None = ..., dtype: DataType | str | None = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
+@overload
+def uniform(shape_like: BatchLike | None = ..., *, range: Sequence[float] | BatchLike = ..., values: Sequence[float] | BatchLike | None = ..., shape: int | Sequence[int] | None = ..., dtype: DataType | str | None = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
+
+
+def audio_decoder(data: TensorLike | BatchLike, *, sample_rate: float | BatchLike = ..., downmix: builtins.bool = ..., dtype: DataType | str = ..., quality: float = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Any:
+    """Decode audio files; returns ``(audio, sample_rate)``."""
+
+
+
+def nemo_asr_reader(*, manifest_filepaths: str | Sequence[str], read_sample_rate: builtins.bool = ..., read_text: builtins.bool = ..., read_idxs: builtins.bool = ..., downmix: builtins.bool = ..., sample_rate: float = ..., dtype: DataType | str = ..., quality: float = ..., min_duration: float = ..., max_duration: float = ..., normalize_text: builtins.bool | None = ..., random_shuffle: builtins.bool = ..., initial_fill: int = ..., shard_id: int | None = ..., num_shards: int | None = ..., stick_to_shard: builtins.bool = ..., pad_last_batch: builtins.bool = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
+    """Read NeMo ASR manifests: audio, then (as asked) sample rate, transcript and entry index."""
+
+
+
+def video_reader(*, sequence_length: int, filenames: Sequence[str] | str | None = ..., file_root: str | None = ..., file_list: str | None = ..., labels: Sequence[int] | None = ..., step: int = ..., stride: int = ..., enable_frame_num: str | builtins.bool = ..., enable_timestamps: builtins.bool = ..., file_list_frame_num: builtins.bool = ..., file_list_include_preceding_frame: builtins.bool = ..., pad_sequences: builtins.bool = ..., dtype: DataType | str = ..., normalized: builtins.bool = ..., image_type: ImageType | str = ..., channels: int = ..., random_shuffle: builtins.bool = ..., initial_fill: int = ..., shard_id: int | None = ..., num_shards: int | None = ..., stick_to_shard: builtins.bool = ..., pad_last_batch: builtins.bool = ..., skip_vfr_check: builtins.bool = ..., additional_decode_surfaces: int = ..., seed: int | None = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
+    """Read sequences of ``sequence_length`` frames from video files (DALI's ``readers.video``)."""
+
+
+
+@overload
+def fast_resize_crop_mirror(data: TensorLike, *, crop: Number | Sequence[Number] | None = ..., crop_h: Number | Tensor | None = ..., crop_w: Number | Tensor | None = ..., crop_d: Number | Tensor | None = ..., crop_pos_x: Number | Tensor = ..., crop_pos_y: Number | Tensor = ..., crop_pos_z: Number | Tensor = ..., rounding: str = ..., mirror: int | Tensor = ..., resize_x: Number | Tensor | None = ..., resize_y: Number | Tensor | None = ..., resize_z: Number | Tensor | None = ..., resize_shorter: Number | Tensor | None = ..., resize_longer: Number | Tensor | None = ..., size: Number | Sequence[Number] | Tensor | None = ..., mode: str = ..., max_size: Number | Sequence[Number] | None = ..., interp_type: str | InterpType = ..., antialias: builtins.bool = ..., dtype: DataType | str | None = ..., roi_start: Sequence[Number] | Tensor | None = ..., roi_end: Sequence[Number] | Tensor | None = ..., roi_relative: builtins.bool = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
+@overload
+def fast_resize_crop_mirror(data: TensorLike | BatchLike, *, crop: Number | Sequence[Number] | None = ..., crop_h: Number | BatchLike | None = ..., crop_w: Number | BatchLike | None = ..., crop_d: Number | BatchLike | None = ..., crop_pos_x: Number | BatchLike = ..., crop_pos_y: Number | BatchLike = ..., crop_pos_z: Number | BatchLike = ..., rounding: str = ..., mirror: int | BatchLike = ..., resize_x: Number | BatchLike | None = ..., resize_y: Number | BatchLike | None = ..., resize_z: Number | BatchLike | None = ..., resize_shorter: Number | BatchLike | None = ..., resize_longer: Number | BatchLike | None = ..., size: Number | Sequence[Number] | BatchLike | None = ..., mode: str = ..., max_size: Number | Sequence[Number] | None = ..., interp_type: str | InterpType = ..., antialias: builtins.bool = ..., dtype: DataType | str | None = ..., roi_start: Sequence[Number] | BatchLike | None = ..., roi_end: Sequence[Number] | BatchLike | None = ..., roi_relative: builtins.bool = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
+
+
+@overload
+def jitter(input: TensorLike, *, nDegree: int = ..., fill_value: float = ..., interp_type: str | InterpType = ..., mask: int | Tensor = ..., seed: int | None = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
+@overload
+def jitter(input: TensorLike | BatchLike, *, nDegree: int = ..., fill_value: float = ..., interp_type: str | InterpType = ..., mask: int | BatchLike = ..., seed: int | None = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
+
+
+@overload
+def sphere(input: TensorLike, *, fill_value: float = ..., interp_type: str | InterpType = ..., mask: int | Tensor = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
+@overload
+def sphere(input: TensorLike | BatchLike, *, fill_value: float = ..., interp_type: str | InterpType = ..., mask: int | BatchLike = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
+
+
+@overload
+def water(input: TensorLike, *, ampl_x: float = ..., ampl_y: float = ..., freq_x: float = ..., freq_y: float = ..., phase_x: float = ..., phase_y: float = ..., fill_value: float = ..., interp_type: str | InterpType = ..., mask: int | Tensor = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
+@overload
+def water(input: TensorLike | BatchLike, *, ampl_x: float = ..., ampl_y: float = ..., freq_x: float = ..., freq_y: float = ..., phase_x: float = ..., phase_y: float = ..., fill_value: float = ..., interp_type: str | InterpType = ..., mask: int | BatchLike = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
+
+
+@overload
+def dump_image(input: TensorLike, *, suffix: str = ..., input_layout: str = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
+@overload
+def dump_image(input: TensorLike | BatchLike, *, suffix: str = ..., input_layout: str = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
+
+
+@overload
+def power_spectrum(input: TensorLike, *, axis: int = ..., nfft: int | None = ..., power: int = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
+@overload
+def power_spectrum(input: TensorLike | BatchLike, *, axis: int = ..., nfft: int | None = ..., power: int = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
+
+
+@overload
+def debayer(input: TensorLike, *, blue_position: Sequence[int] | Tensor, algorithm: str | None = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
+@overload
+def debayer(input: TensorLike | BatchLike, *, blue_position: Sequence[int] | BatchLike, algorithm: str | None = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
+
+
+@overload
+def clahe(input: TensorLike, *, tiles_x: int, tiles_y: int, clip_limit: float, luma_only: builtins.bool = ..., bins: int = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
+@overload
+def clahe(input: TensorLike | BatchLike, *, tiles_x: int, tiles_y: int, clip_limit: float, luma_only: builtins.bool = ..., bins: int = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
+
+
+def sequence_reader(*, file_root: str | os.PathLike[str], sequence_length: int, step: int = ..., stride: int = ..., image_type: str | ImageType = ..., random_shuffle: builtins.bool = ..., initial_fill: int = ..., shard_id: int | None = ..., num_shards: int | None = ..., stick_to_shard: builtins.bool = ..., pad_last_batch: builtins.bool = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
+    """Sequences of ``sequence_length`` decoded frames (FHWC uint8) from folders of frame images."""
+
+
+
+@overload
+def tensor_resize(input: TensorLike, *, sizes: Number | Sequence[Number] | Tensor | None = ..., scales: Number | Sequence[Number] | Tensor | None = ..., axes: int | Sequence[int] | None = ..., axis_names: str | None = ..., mode: str = ..., max_size: Number | Sequence[Number] | None = ..., size_rounding: str = ..., roi_start: Number | Sequence[Number] | Tensor | None = ..., roi_end: Number | Sequence[Number] | Tensor | None = ..., roi_relative: builtins.bool = ..., subpixel_scale: builtins.bool = ..., alignment: Number | Sequence[Number] | Tensor = ..., interp_type: str | InterpType = ..., min_filter: str | InterpType | None = ..., mag_filter: str | InterpType | None = ..., antialias: builtins.bool = ..., dtype: DataType | str | None = ..., minibatch_size: int = ..., temp_buffer_hint: int = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
+@overload
+def tensor_resize(input: TensorLike | BatchLike, *, sizes: Number | Sequence[Number] | BatchLike | None = ..., scales: Number | Sequence[Number] | BatchLike | None = ..., axes: int | Sequence[int] | None = ..., axis_names: str | None = ..., mode: str = ..., max_size: Number | Sequence[Number] | None = ..., size_rounding: str = ..., roi_start: Number | Sequence[Number] | BatchLike | None = ..., roi_end: Number | Sequence[Number] | BatchLike | None = ..., roi_relative: builtins.bool = ..., subpixel_scale: builtins.bool = ..., alignment: Number | Sequence[Number] | BatchLike = ..., interp_type: str | InterpType = ..., min_filter: str | InterpType | None = ..., mag_filter: str | InterpType | None = ..., antialias: builtins.bool = ..., dtype: DataType | str | None = ..., minibatch_size: int = ..., temp_buffer_hint: int = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
+
+
+@overload
 def bb_flip(data: TensorLike, *, ltrb: builtins.bool = ..., horizontal: int | Tensor = ..., vertical: int | Tensor = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
 @overload
 def bb_flip(data: TensorLike | BatchLike, *, ltrb: builtins.bool = ..., horizontal: int | BatchLike = ..., vertical: int | BatchLike = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
@@ -526,6 +722,36 @@ def transform_translation(data: Tensor | None = ..., *, offset: Sequence[Number]
 def transform_translation(data: BatchLike | None = ..., *, offset: Sequence[Number] | Number | BatchLike, reverse_order: builtins.bool = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
 
 
+def caffe_reader(*, path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], image_available: builtins.bool = ..., label_available: builtins.bool = ..., random_shuffle: builtins.bool = ..., initial_fill: int = ..., shard_id: int | None = ..., num_shards: int | None = ..., stick_to_shard: builtins.bool = ..., pad_last_batch: builtins.bool = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
+    """Read (image, label) pairs from Caffe LMDB databases."""
+
+
+
+def caffe2_reader(*, path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], image_available: builtins.bool = ..., label_type: int = ..., num_labels: int = ..., additional_inputs: int = ..., bbox: builtins.bool = ..., random_shuffle: builtins.bool = ..., initial_fill: int = ..., shard_id: int | None = ..., num_shards: int | None = ..., stick_to_shard: builtins.bool = ..., pad_last_batch: builtins.bool = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
+    """Read samples from Caffe2 LMDB databases (``TensorProtos`` records)."""
+
+
+
+def mxnet_reader(*, path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], index_path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = ..., random_shuffle: builtins.bool = ..., initial_fill: int = ..., shard_id: int | None = ..., num_shards: int | None = ..., stick_to_shard: builtins.bool = ..., pad_last_batch: builtins.bool = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
+    """Read (image, label) pairs from MXNet RecordIO files."""
+
+
+
+def tfrecord_reader(*, path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], index_path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = ..., features: Any, random_shuffle: builtins.bool = ..., initial_fill: int = ..., shard_id: int | None = ..., num_shards: int | None = ..., stick_to_shard: builtins.bool = ..., pad_last_batch: builtins.bool = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
+    """Read features of ``tf.train.Example`` records from TFRecord files."""
+
+
+
+def ssd_random_crop(boxes: TensorLike | BatchLike, labels: BatchLike | None = ..., *, thresholds: Number | Sequence[Number] = ..., threshold_type: str = ..., aspect_ratio: Number | Sequence[Number] | None = ..., scaling: Sequence[Number] | None = ..., num_attempts: int = ..., total_num_attempts: int = ..., allow_no_crop: builtins.bool | None = ..., all_boxes_above_threshold: builtins.bool = ..., bbox_layout: str | None = ..., ltrb: builtins.bool | None = ..., bbox_prune_threshold: Number | None = ..., crop_shape: Sequence[int] | BatchLike | None = ..., input_shape: Sequence[int] | BatchLike | None = ..., shape_layout: str | None = ..., output_bbox_indices: builtins.bool = ..., quiet: builtins.bool = ..., seed: int | None = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Any:
+    """Draw a crop window that keeps the boxes (SSD-style), and map the boxes into it."""
+
+
+
+def video_reader_resize(*, sequence_length: int, filenames: Sequence[str] | str | None = ..., file_root: str | None = ..., file_list: str | None = ..., labels: Sequence[int] | None = ..., step: int = ..., stride: int = ..., enable_frame_num: str | builtins.bool = ..., enable_timestamps: builtins.bool = ..., file_list_frame_num: builtins.bool = ..., file_list_include_preceding_frame: builtins.bool = ..., pad_sequences: builtins.bool = ..., dtype: DataType | str = ..., normalized: builtins.bool = ..., image_type: ImageType | str = ..., channels: int = ..., random_shuffle: builtins.bool = ..., initial_fill: int = ..., shard_id: int | None = ..., num_shards: int | None = ..., stick_to_shard: builtins.bool = ..., pad_last_batch: builtins.bool = ..., skip_vfr_check: builtins.bool = ..., additional_decode_surfaces: int = ..., seed: int | None = ..., resize_x: Number | BatchLike = ..., resize_y: Number | BatchLike = ..., resize_z: Number | BatchLike = ..., resize_shorter: Number | BatchLike = ..., resize_longer: Number | BatchLike = ..., size: Number | Sequence[Number] | BatchLike | None = ..., mode: str = ..., max_size: Number | Sequence[Number] | None = ..., interp_type: str | InterpType = ..., min_filter: str | InterpType | None = ..., mag_filter: str | InterpType | None = ..., antialias: builtins.bool = ..., roi_start: Sequence[Number] | BatchLike | None = ..., roi_end: Sequence[Number] | BatchLike | None = ..., roi_relative: builtins.bool = ..., subpixel_scale: builtins.bool = ..., minibatch_size: int = ..., temp_buffer_hint: int = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Any:
+    """Video sequences (``fn.readers.video``) with every frame resized (``fn.resize``'s arguments)."""
+
+
+
 @overload
 def brightness(data: TensorLike, *, brightness: Number | Tensor = ..., brightness_shift: Number | Tensor = ..., dtype: DataType | str | None = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
 @overload
@@ -572,9 +798,3 @@ def grid_mask(data: TensorLike | BatchLike, *, tile: int | BatchLike = ..., rati
 def jpeg_compression_distortion(data: TensorLike, *, quality: int | Tensor = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
 @overload
 def jpeg_compression_distortion(data: TensorLike | BatchLike, *, quality: int | BatchLike = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
-
-
-@overload
-def constant(*, fdata: float | Sequence[float] | None = ..., idata: int | Sequence[int] | None = ..., shape: int | Sequence[int] | None = ..., layout: str | None = ..., dtype: DataType | str | None = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
-@overload
-def constant(*, fdata: float | Sequence[float] | None = ..., idata: int | Sequence[int] | None = ..., shape: int | Sequence[int] | None = ..., layout: str | None = ..., dtype: DataType | str | None = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...

@@ -14,6 +14,8 @@ __all__ = [
     "image_crop",
     "image_random_crop",
     "image_slice",
+    "inflate",
+    "numpy",
     "video",
 ]
 
@@ -51,3 +53,15 @@ async def image_slice(data: TensorLike | BatchLike, anchor: Sequence[Number] | B
 async def video(data: TensorLike, *, frames: Sequence[int] | int | Tensor | None = ..., start_frame: int | Tensor | None = ..., end_frame: int | Tensor | None = ..., sequence_length: int | Tensor | None = ..., stride: int | Tensor | None = ..., pad_mode: str = ..., fill_value: int | Sequence[int] = ..., build_index: bool = ..., affine: bool = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
 @overload
 async def video(data: TensorLike | BatchLike, *, frames: Sequence[int] | int | BatchLike | None = ..., start_frame: int | BatchLike | None = ..., end_frame: int | BatchLike | None = ..., sequence_length: int | BatchLike | None = ..., stride: int | BatchLike | None = ..., pad_mode: str = ..., fill_value: int | Sequence[int] = ..., build_index: bool = ..., affine: bool = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
+
+
+@overload
+async def inflate(input: TensorLike, *, shape: int | Sequence[int] | Tensor, dtype: DataType | str = ..., algorithm: str = ..., chunk_offsets: int | Sequence[int] | Tensor | None = ..., chunk_sizes: int | Sequence[int] | Tensor | None = ..., layout: str = ..., sequence_axis_name: str = ..., check_output_size: bool = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
+@overload
+async def inflate(input: TensorLike | BatchLike, *, shape: int | Sequence[int] | BatchLike, dtype: DataType | str = ..., algorithm: str = ..., chunk_offsets: int | Sequence[int] | BatchLike | None = ..., chunk_sizes: int | Sequence[int] | BatchLike | None = ..., layout: str = ..., sequence_axis_name: str = ..., check_output_size: bool = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
+
+
+@overload
+async def numpy(data: TensorLike, *, dtype: DataType | str | None = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
+@overload
+async def numpy(data: TensorLike | BatchLike, *, dtype: DataType | str | None = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...

@@ -11,15 +11,40 @@ from . import decoders as decoders
 from . import readers as readers
 
 __all__ = [
+    "audio_resample",
+    "debayer",
     "decoders",
+    "dilate",
     "equalize",
+    "erode",
     "filter",
+    "inflate",
     "median_blur",
     "peek_image_shape",
     "readers",
     "remap",
+    "resize",
+    "tensor_resize",
     "warp_perspective",
 ]
+
+
+@overload
+def audio_resample(data: TensorLike, *, scale: float | Tensor | None = ..., in_rate: float | Tensor | None = ..., out_rate: float | Tensor | None = ..., out_length: int | Tensor | None = ..., quality: float = ..., dtype: DataType | str | None = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
+@overload
+def audio_resample(data: TensorLike | BatchLike, *, scale: float | BatchLike | None = ..., in_rate: float | BatchLike | None = ..., out_rate: float | BatchLike | None = ..., out_length: int | BatchLike | None = ..., quality: float = ..., dtype: DataType | str | None = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
+
+
+@overload
+def debayer(input: TensorLike, *, blue_position: Sequence[int] | Tensor, algorithm: str | None = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
+@overload
+def debayer(input: TensorLike | BatchLike, *, blue_position: Sequence[int] | BatchLike, algorithm: str | None = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
+
+
+@overload
+def dilate(input: TensorLike, *, mask_size: int | Sequence[int] | Tensor = ..., anchor: int | Sequence[int] | Tensor = ..., iterations: int = ..., border_mode: str = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
+@overload
+def dilate(input: TensorLike | BatchLike, *, mask_size: int | Sequence[int] | BatchLike = ..., anchor: int | Sequence[int] | BatchLike = ..., iterations: int = ..., border_mode: str = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
 
 
 @overload
@@ -29,9 +54,21 @@ def equalize(data: TensorLike | BatchLike, *, device: str | Device | None = ...,
 
 
 @overload
+def erode(input: TensorLike, *, mask_size: int | Sequence[int] | Tensor = ..., anchor: int | Sequence[int] | Tensor = ..., iterations: int = ..., border_mode: str = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
+@overload
+def erode(input: TensorLike | BatchLike, *, mask_size: int | Sequence[int] | BatchLike = ..., anchor: int | Sequence[int] | BatchLike = ..., iterations: int = ..., border_mode: str = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
+
+
+@overload
 def filter(data: TensorLike, filter: TensorLike | float, fill_value: TensorLike | float = ..., *, anchor: int | tuple[int, int] | list[int] | Tensor = ..., border: str = ..., mode: str = ..., dtype: DataType | str | None = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
 @overload
 def filter(data: TensorLike | BatchLike, filter: TensorLike | BatchLike | float, fill_value: TensorLike | BatchLike | float = ..., *, anchor: int | tuple[int, int] | list[int] | BatchLike = ..., border: str = ..., mode: str = ..., dtype: DataType | str | None = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
+
+
+@overload
+def inflate(input: TensorLike, *, shape: int | Sequence[int] | Tensor, dtype: DataType | str = ..., algorithm: str = ..., chunk_offsets: int | Sequence[int] | Tensor | None = ..., chunk_sizes: int | Sequence[int] | Tensor | None = ..., layout: str = ..., sequence_axis_name: str = ..., check_output_size: bool = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
+@overload
+def inflate(input: TensorLike | BatchLike, *, shape: int | Sequence[int] | BatchLike, dtype: DataType | str = ..., algorithm: str = ..., chunk_offsets: int | Sequence[int] | BatchLike | None = ..., chunk_sizes: int | Sequence[int] | BatchLike | None = ..., layout: str = ..., sequence_axis_name: str = ..., check_output_size: bool = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
 
 
 @overload
@@ -50,6 +87,18 @@ def peek_image_shape(data: TensorLike | BatchLike, *, dtype: DataType | str = ..
 def remap(data: TensorLike, mapx: TensorLike, mapy: TensorLike, /, *, interp: str | InterpType = ..., pixel_origin: str = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
 @overload
 def remap(data: TensorLike | BatchLike, mapx: TensorLike | BatchLike, mapy: TensorLike | BatchLike, /, *, interp: str | InterpType = ..., pixel_origin: str = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
+
+
+@overload
+def resize(data: TensorLike, *, resize_x: Number | Tensor | None = ..., resize_y: Number | Tensor | None = ..., resize_z: Number | Tensor | None = ..., resize_shorter: Number | Tensor | None = ..., resize_longer: Number | Tensor | None = ..., size: Number | Sequence[Number] | Tensor | None = ..., mode: str = ..., max_size: Number | Sequence[Number] | None = ..., interp_type: str | InterpType = ..., min_filter: str | InterpType | None = ..., mag_filter: str | InterpType | None = ..., antialias: bool = ..., dtype: DataType | str | None = ..., roi_start: Sequence[Number] | Tensor | None = ..., roi_end: Sequence[Number] | Tensor | None = ..., roi_relative: bool = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
+@overload
+def resize(data: TensorLike | BatchLike, *, resize_x: Number | BatchLike | None = ..., resize_y: Number | BatchLike | None = ..., resize_z: Number | BatchLike | None = ..., resize_shorter: Number | BatchLike | None = ..., resize_longer: Number | BatchLike | None = ..., size: Number | Sequence[Number] | BatchLike | None = ..., mode: str = ..., max_size: Number | Sequence[Number] | None = ..., interp_type: str | InterpType = ..., min_filter: str | InterpType | None = ..., mag_filter: str | InterpType | None = ..., antialias: bool = ..., dtype: DataType | str | None = ..., roi_start: Sequence[Number] | BatchLike | None = ..., roi_end: Sequence[Number] | BatchLike | None = ..., roi_relative: bool = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
+
+
+@overload
+def tensor_resize(input: TensorLike, *, sizes: Number | Sequence[Number] | Tensor | None = ..., scales: Number | Sequence[Number] | Tensor | None = ..., axes: int | Sequence[int] | None = ..., axis_names: str | None = ..., mode: str = ..., max_size: Number | Sequence[Number] | None = ..., size_rounding: str = ..., roi_start: Number | Sequence[Number] | Tensor | None = ..., roi_end: Number | Sequence[Number] | Tensor | None = ..., roi_relative: bool = ..., subpixel_scale: bool = ..., alignment: Number | Sequence[Number] | Tensor = ..., interp_type: str | InterpType = ..., min_filter: str | InterpType | None = ..., mag_filter: str | InterpType | None = ..., antialias: bool = ..., dtype: DataType | str | None = ..., minibatch_size: int = ..., temp_buffer_hint: int = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
+@overload
+def tensor_resize(input: TensorLike | BatchLike, *, sizes: Number | Sequence[Number] | BatchLike | None = ..., scales: Number | Sequence[Number] | BatchLike | None = ..., axes: int | Sequence[int] | None = ..., axis_names: str | None = ..., mode: str = ..., max_size: Number | Sequence[Number] | None = ..., size_rounding: str = ..., roi_start: Number | Sequence[Number] | BatchLike | None = ..., roi_end: Number | Sequence[Number] | BatchLike | None = ..., roi_relative: bool = ..., subpixel_scale: bool = ..., alignment: Number | Sequence[Number] | BatchLike = ..., interp_type: str | InterpType = ..., min_filter: str | InterpType | None = ..., mag_filter: str | InterpType | None = ..., antialias: bool = ..., dtype: DataType | str | None = ..., minibatch_size: int = ..., temp_buffer_hint: int = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
 
 
 @overload

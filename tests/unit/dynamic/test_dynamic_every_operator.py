@@ -428,8 +428,7 @@ CASES.update({
     "readers.webdataset": Case(reader=_webdataset, batch_size=2),
 })
 
-# --- operators of the breadth branch, not merged yet: checked on a simulated merge of it, and active
-# (compared with the pipeline) as soon as fn has them ---------------------------------------------
+# --- operators of the breadth branch (utilities, morphology, displacement, Bayer, FITS, ...) ------
 def _bayer(image: np.ndarray, blue: tuple[int, int]) -> np.ndarray:
     """The Bayer mosaic (H, W) of an RGB image, blue at ``blue`` of every 2x2 tile, red opposite."""
     out = image[..., 1].copy()
@@ -517,9 +516,10 @@ CASES.update({
                              {"shape": [np.int32(p) for p in ((24, 32, 3), (30, 20, 3), (27, 27, 3))]}),
     "decoders.numpy": Case(_npy_bytes),
     "dump_image": _photo_case({"suffix": "dyn"}),  # writes .ppm files (the test runs in a temporary folder)
-    "experimental.dilate": _photo_case({"iterations": 2, "border_mode": "wrap"}),
-    "experimental.erode": _photo_case({}, {"mask_size": [np.int32([3, 3]), np.int32([5, 3]), np.int32([1, 4])]}),
-    "experimental.readers.fits": Case(reader=_fits, batch_size=2),
+    "experimental.dilate": _photo_case({"iterations": 2, "border_mode": "wrap"}, needs=("cv2",)),
+    "experimental.erode": _photo_case({}, {"mask_size": [np.int32([3, 3]), np.int32([5, 3]), np.int32([1, 4])]},
+                                      needs=("cv2",)),
+    "experimental.readers.fits": Case(reader=_fits, batch_size=2, needs=("astropy",)),
     "full": Case([[np.float32([1.5, -2.0, 3.0]), np.float32([0.0, 1.0, 2.0]), np.float32([7.0, 7.0, 7.0])]],
                  {"shape": [2, 3]}),
     "full_like": Case([FLOATS, [np.float32(1.5), np.float32(-2.0), np.float32([3.0, 4.0, 5.0, 6.0])]]),
