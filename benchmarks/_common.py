@@ -109,6 +109,9 @@ def machine_info(packages: Iterable[str] = DEFAULT_PACKAGES) -> dict[str, Any]:
         "cpu_count": os.cpu_count(),
         "usable_cores": _usable_cores(),
         "memory_gib": _memory_gib(),
+        # Other work on the machine when the benchmark started (1, 5, 15 min): a busy machine's
+        # numbers are comparable within one run only.
+        "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
         "platform": platform.platform(),
         "python": sys.version.split()[0],
         "python_implementation": platform.python_implementation(),
@@ -124,6 +127,8 @@ def print_machine(info: Mapping[str, Any]) -> None:
     print(f"cpu     : {info['cpu_model']}, {info['usable_cores']} usable of "
           f"{info['cpu_count']} cores, {info['memory_gib']} GiB")
     print(f"os      : {info['platform']}")
+    if info.get("load_average"):
+        print(f"load    : {', '.join(f'{x:.1f}' for x in info['load_average'])} (1, 5, 15 min)")
     print(f"python  : {info['python']} ({info['python_implementation']}) {info['executable']}")
     pkgs = ", ".join(f"{k} {v}" for k, v in info["packages"].items() if v is not None)
     missing = ", ".join(k for k, v in info["packages"].items() if v is None)

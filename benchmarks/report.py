@@ -32,6 +32,7 @@ SECTIONS: list[tuple[str, str, str]] = [
     ("cpu_pipeline", "CPU image pipeline", "benchmarks/cpu_pipeline.py"),
     ("gpu_pipeline", "GPU image pipeline", "benchmarks/gpu_pipeline.py"),
     ("numpy_roi", "numpy region-of-interest reads", "benchmarks/numpy_roi.py"),
+    ("dynamic_overhead", "Dynamic mode: the cost of one call", "benchmarks/dynamic_overhead.py"),
     ("serve_bench", "Inference serving (dynamic batching)", "benchmarks/serve_bench.py"),
     ("python_step", "A Python step in the pipeline (python_function)", "benchmarks/python_step.py"),
 ]
@@ -90,10 +91,12 @@ def provenance(path: Path, data: dict[str, Any]) -> str:
         f"- **file**: `{path.relative_to(_common.REPO_ROOT) if path.is_relative_to(_common.REPO_ROOT) else path}`",
         f"- **machine**: {m.get('hostname', '?')} (tag {m.get('tag', '?')}): {m.get('cpu_model', '?')}, "
         f"{m.get('usable_cores', '?')} usable of {m.get('cpu_count', '?')} cores, {m.get('memory_gib', '?')} GiB, "
-        f"{m.get('platform', '?')}, Python {m.get('python', '?')}{gpu_txt}",
+        f"{m.get('platform', '?')}, Python {m.get('python', '?')}{gpu_txt}"
+        + (f"; load average at start {m['load_average'][0]:.1f} (other work on the machine)"
+           if m.get("load_average") else ""),
         f"- **packages**: {pkgs}; git {m.get('git') or 'not recorded'}",
         f"- **command**: `{command_of(data)}`",
-        f"- **date**: {data.get('date', 'not recorded')}",
+        f"- **date**: {data.get('date') or data.get('when') or 'not recorded'}",
     ])
 
 
@@ -200,6 +203,27 @@ def serve_table(data: dict[str, Any]) -> tuple[str, list[str]]:
     return text, behind
 
 
+def dynamic_table(data: dict[str, Any]) -> tuple[str, list[str]]:
+    """Per system: loop median per call, and the 10th percentile of single calls (load-proof) vs the kernel."""
+    results = data.get("results", {})
+    kernel = (results.get("kernel") or {}).get("p10_single_us")
+    rows = []
+    for name, r in results.items():
+        if "skipped" in r:
+            rows.append([name, "skipped", "-", "-"])
+            continue
+        p10 = r.get("p10_single_us")
+        over = f"{p10 - kernel:+.1f}" if p10 is not None and kernel is not None else "-"
+        rows.append([name, fmt(r.get("median_us"), 1), fmt(p10, 1), over])
+    cfg = data.get("config", {})
+    text = md_table(["system", "median [µs/call]", "p10 single call [µs]", "p10 vs kernel [µs]"], rows)
+    text += (f"\n\nResize {cfg.get('size')}x{cfg.get('size')}x3 uint8 to {cfg.get('out_size')}; "
+             "`dynamic batch` is per image of a batch of "
+             f"{cfg.get('batch')}. Loop medians include time other jobs hold the cores; the 10th percentile "
+             "of single calls is an uninterrupted call.")
+    return text, []
+
+
 def scaling_section(found: list[tuple[Path, dict[str, Any]]], draw: bool) -> tuple[str, list[str]]:
     if not found:
         return ("Not measured yet: run `python benchmarks/plot_scaling.py` (writes "
@@ -298,6 +322,8 @@ def render(results_dir: Path, draw: bool = True) -> str:
             out += [provenance(path, data), ""]
             if key == "numpy_roi":
                 text, b = numpy_roi_table(data)
+            elif key == "dynamic_overhead":
+                text, b = dynamic_table(data)
             elif key == "serve_bench":
                 text, b = serve_table(data)
             elif key == "python_step":

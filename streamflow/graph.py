@@ -14,7 +14,7 @@ import contextvars
 import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from .errors import PipelineDefinitionError
 from .expression_kernels import CompiledExpression
@@ -28,12 +28,14 @@ __all__ = [
     "Guard",
     "Undefined",
     "OpNode",
+    "NodeHook",
     "add_node",
     "branch",
     "conditionals_enabled",
     "current_guard",
     "expression",
     "input_layout",
+    "node_hook",
     "require_node",
     "split_arguments",
     "topological_order",
@@ -278,6 +280,30 @@ class OpNode:
             yield predicate
 
 
+class NodeHook(Protocol):
+    """What ``streamflow.dynamic`` plugs into ``add_node`` to run operators at once (dynamic and debug mode)."""
+
+    def device(self, op: Operator, device: str | Device | None) -> str | Device | None:
+        """The device to place ``op`` on, given the one the ``fn`` call asked for."""
+
+    def added(self, node: OpNode) -> tuple[DataNode, ...]:
+        """What the ``fn`` call gets for the new node (its outputs, holding data when evaluated)."""
+
+
+# The hook of the innermost ``node_hook`` block of this thread / task; None while tracing a graph.
+_NODE_HOOK: contextvars.ContextVar[NodeHook | None] = contextvars.ContextVar("streamflow_node_hook", default=None)
+
+
+@contextlib.contextmanager
+def node_hook(hook: NodeHook | None) -> Iterator[None]:
+    """Hand every node that ``add_node`` makes in this block to ``hook`` (``None``: plain tracing)."""
+    token = _NODE_HOOK.set(hook)
+    try:
+        yield
+    finally:
+        _NODE_HOOK.reset(token)
+
+
 def require_node(value: Any, op_name: str, index: int = 0) -> DataNode:
     """``value`` if it is a ``DataNode``; otherwise a clear error (arrays outside a pipeline, typos)."""
     if isinstance(value, DataNode):
@@ -289,7 +315,8 @@ def require_node(value: Any, op_name: str, index: int = 0) -> DataNode:
         raise PipelineDefinitionError(
             f"{op_name}: input {index} is an array ({kind}), not pipeline data. fn.* functions build a "
             "pipeline graph inside a @pipeline_def function, where their inputs are the outputs of other "
-            "fn.* calls; to run operators on your own arrays, feed them with fn.external_source"
+            "fn.* calls; to run operators on your own arrays, feed them with fn.external_source, or call "
+            f"streamflow.dynamic.{op_name} on them (dynamic mode)"
         )
     raise PipelineDefinitionError(
         f"{op_name}: input {index} must be the output of another operator (a DataNode), got {kind}"
@@ -325,6 +352,9 @@ def add_node(
             f"{op.name}: argument(s) {sorted(unknown)} cannot be per-sample data "
             f"(DataNodes); per-sample arguments of this operator: {allowed}"
         )
+    hook = _NODE_HOOK.get()
+    if hook is not None:
+        device = hook.device(op, device)
     op.place(device, [d.device for d in inputs])
     for data in inputs:
         if not op.accepts_input(data.device):
@@ -350,7 +380,7 @@ def add_node(
         for i in range(op.num_outputs)
     )
     opnode.outputs = outputs
-    return outputs
+    return outputs if hook is None else hook.added(opnode)
 
 
 def _check_branch_use(op: Operator, used: Sequence[DataNode], guard: Guard) -> None:

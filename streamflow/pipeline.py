@@ -829,9 +829,15 @@ def pipeline_def(
     on_error: str = "raise",
     checkpoint: bytes | None = None,
     enable_conditionals: bool = False,
+    debug: bool = False,
     **dali_options: Any,
 ) -> Any:
     """Decorate a graph-building function; calling it returns a ``Pipeline``.
+
+    ``debug=True`` (also when calling: ``pipe(debug=True)``) returns a
+    ``streamflow.dynamic.debug.DebugPipeline`` instead: the definition runs
+    operator by operator on real data for every batch, so it can print what
+    operators give; the batches are the same.
 
     The pipeline arguments given here are defaults; the same names passed
     when calling the decorated function override them::
@@ -861,6 +867,13 @@ def pipeline_def(
             for key in [*PIPELINE_ARGUMENTS, *PIPELINE_TUNING]:
                 if key in kwargs:
                     settings[key] = kwargs.pop(key)
+            if kwargs.pop("debug", debug):
+                from .dynamic.debug import DebugPipeline
+
+                checked = Pipeline(**settings)  # the arguments and seed, checked; never built
+                return DebugPipeline(  # type: ignore[return-value]
+                    checked, definition, args, kwargs, check_devices=checked._resolve_devices
+                )
             return Pipeline(**settings, definition=definition, args=args, kwargs=kwargs)
 
         create.__pipeline_def__ = True  # type: ignore[attr-defined]  # lets tools recognise it

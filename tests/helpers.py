@@ -175,3 +175,32 @@ def assert_same_outputs(got: list[Any], want: list[Any], what: str) -> None:
 def run_decoders(encoded: list[Any], build: Callable[..., Any], **pipe_kw: Any) -> sf.Batch:
     """One batch of ``build(node)`` over encoded images (the decoder tests' seed)."""
     return run_batch(encoded, build, seed=11, **pipe_kw)
+
+
+def run_gpu_outputs(ctx: Any, op: Any, inputs: list[list[Any]], args: dict[str, list[Any]] | None = None
+                    ) -> tuple[list[list[np.ndarray | None]], dict[int, Any]]:
+    """Every output of ``op``'s GPU implementation over several inputs (one list of samples per
+    input) through ``ctx``: (per output, the samples as numpy; failures)."""
+    from streamflow.gpu.ops import find_impl
+
+    impl = find_impl(op)
+    assert impl is not None, f"no GPU implementation for {op.name}"
+    with ctx.activate():
+        chunk = make_chunk(ctx.to_device(inputs[0]), args)
+        chunk.inputs.extend(ctx.to_device(samples) for samples in inputs[1:])
+        outs = impl(op, chunk, ctx)
+    ctx.synchronize()
+    return [[None if o is None else ctx.to_host(o) for o in out] for out in outs], chunk.failures
+
+
+def recorded_operator(build: Callable[..., Any], inputs: list[list[Any]]) -> tuple[Any, list[list[Any]], dict[str, list[Any]]]:
+    """The operator that a recorded DALI case's ``build(fn, types, *nodes)`` adds last, with its inputs
+    and per-sample arguments taken from the case's recorded ``inputs`` (each must come straight from
+    one of them)."""
+    sources = [fn.external_source(source=[list(s)], batch=True, cycle=False) for s in inputs]
+    out = build(fn, sf.types, *sources)
+    node = (out[-1] if isinstance(out, (tuple, list)) else out).producer
+    where = {id(s): i for i, s in enumerate(sources)}
+    op_inputs = [list(inputs[where[id(d)]]) for d in node.inputs]
+    args = {k: list(inputs[where[id(d)]]) for k, d in node.arg_inputs.items()}
+    return node.op, op_inputs, args

@@ -181,7 +181,7 @@ def linear(src: np.ndarray, mul: float, add: float, out_dtype: Any = None) -> np
     kernel_out, final = _out_type(src.dtype, out_dtype)
     if src.dtype not in KERNEL_DTYPES or final != kernel_out:
         raise ValueError(f"linear: no kernel for {src.dtype} -> {final}")
-    src = np.ascontiguousarray(src)
+    src = np.asarray(src, order="C")  # not ascontiguousarray: that one makes a 0-d sample 1-d
     out = np.empty(src.shape, dtype=kernel_out)
     _native().linear(src, out, float(mul), float(add))
     return out

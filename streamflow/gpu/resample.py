@@ -23,9 +23,11 @@ from ..types import InterpType
 from . import kernels as K
 from .context import GpuContext, param_rows
 
-__all__ = ["ResampleJob", "plan_resample", "queue_first_pass"]
+__all__ = ["OUT_KINDS", "ResampleJob", "plan_resample", "queue_first_pass", "resample_batch"]
 
 S = K.RESAMPLE_SLOTS
+#: Output types of the second pass (kernel name suffix).
+OUT_KINDS = {np.dtype(np.uint8): "u8", np.dtype(np.float32): "f32"}
 
 
 @dataclass
@@ -39,9 +41,10 @@ class ResampleJob:
 
 def plan_resample(
     image: Any, size: tuple[int, int], roi: Any, window: tuple[int, int, int, int],
-    interp: InterpType, antialias: bool,
+    interp: InterpType, antialias: bool, mag_interp: InterpType | None = None,
 ) -> ResampleJob:
-    """Plan resizing ``image`` (HWC) to ``size`` and computing ``window`` of it.
+    """Plan resizing ``image`` (HWC) to ``size`` and computing ``window`` of it (``interp``: the
+    filter of downscaled axes, ``mag_interp`` of the others; default ``interp``).
 
     Raises:
         SampleError: an image dtype the resampler does not take (as on the
@@ -51,7 +54,7 @@ def plan_resample(
         raise SampleError(f"src must have dtype uint8, float32; got {np.dtype(image.dtype)}")
     try:
         plan = imgproc.resample_plan(tuple(image.shape), size, window=window, interp=interp,
-                                     antialias=antialias, roi=roi)
+                                     antialias=antialias, roi=roi, mag_interp=mag_interp)
     except ValueError as err:
         raise SampleError(str(err)) from None
     return ResampleJob(image, window, plan)
@@ -106,3 +109,29 @@ def queue_first_pass(ctx: GpuContext, jobs: Sequence[ResampleJob]) -> tuple[np.n
         rows2 = max(rows2, wh)
     ctx.launch(f"sf_resample_{kind}_f32", P1, rows1)
     return P2, [staged, tmps, images]
+
+
+def resample_batch(ctx: GpuContext, jobs: Sequence[ResampleJob], out_dtypes: Sequence[np.dtype]) -> list[Any]:
+    """Both passes for every job: its window of the resized image (HWC), in its output type.
+
+    Args:
+        out_dtypes: per job, uint8 or float32 (``OUT_KINDS``).
+    """
+    if not jobs:
+        return []
+    P2, keep = queue_first_pass(ctx, jobs)
+    results: list[Any] = [None] * len(jobs)
+    for dtype, kind in OUT_KINDS.items():  # one launch of pass 2 per output type
+        members = [i for i, d in enumerate(out_dtypes) if np.dtype(d) == dtype]
+        if not members:
+            continue
+        shapes = [(jobs[i].window[2], jobs[i].window[3], jobs[i].image.shape[2]) for i in members]
+        outs = ctx.alloc(shapes, dtype)
+        P = P2[members]
+        for k, r in enumerate(outs):
+            P[k, S["DST"]], P[k, S["DST_STRIDE"]] = ctx.address(r), r.shape[1] * r.shape[2]
+        ctx.launch(f"sf_resample_f32_{kind}", P, max(s[0] for s in shapes))
+        for i, r in zip(members, outs):
+            results[i] = r
+    del keep  # queued: the stream orders the reuse of these buffers
+    return results

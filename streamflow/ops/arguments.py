@@ -32,7 +32,7 @@ import numpy as np
 from ..errors import PipelineDefinitionError
 from ..graph import DataNode
 
-__all__ = ["COMMON", "DECODER", "PIPELINE", "READER", "TUNING", "check_pipeline_options", "fn_function"]
+__all__ = ["COMMON", "DECODER", "PIPELINE", "READER", "RESAMPLING", "TUNING", "check_pipeline_options", "fn_function"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -72,6 +72,11 @@ READER = {
     "tensor_init_bytes": "ignored: outputs are allocated at their exact size",
     "use_o_direct": "ignored: reads go through the page cache",
 }
+#: Resampling operators (``resize``, ``resize_crop_mirror``, ``random_resized_crop``): DALI's GPU batching.
+RESAMPLING = {
+    "minibatch_size": "ignored: every sample is resampled in one call (CPU) or one launch per pass (GPU)",
+    "temp_buffer_hint": "ignored: intermediate buffers are allocated at their exact size",
+}
 #: ``Pipeline`` / ``pipeline_def``: DALI's executor and memory settings.
 PIPELINE = {
     "exec_async": "ignored: stages always run asynchronously (asyncio tasks)",
@@ -92,7 +97,7 @@ PIPELINE = {
     "enable_checkpointing": "always on: pipe.checkpoint() works on every pipeline",
 }
 #: Every accepted tuning argument and why it is ignored (for the docs).
-TUNING = {**COMMON, **DECODER, **READER, **PIPELINE}
+TUNING = {**COMMON, **DECODER, **READER, **RESAMPLING, **PIPELINE}
 
 
 def fn_function(*families: dict[str, str], label: str | None = None) -> Callable[[F], F]:
@@ -110,6 +115,19 @@ def fn_function(*families: dict[str, str], label: str | None = None) -> Callable
         keyword = {p for p, v in params.items() if v.kind in (v.KEYWORD_ONLY, v.POSITIONAL_OR_KEYWORD)}
         variadic = {p for p, v in params.items() if v.kind in (v.VAR_POSITIONAL, v.VAR_KEYWORD)}
         op_name = label or getattr(function, "__op_name__", None)
+        positional = [p for p, v in params.items() if v.kind in (v.POSITIONAL_ONLY, v.POSITIONAL_OR_KEYWORD)]
+        required = {p for p, v in params.items() if v.default is v.empty and p not in variadic}
+
+        def bind(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+            # The plain call (dynamic mode makes one per operator call) without inspect's binder,
+            # which costs more than many operators; anything unusual goes to the binder.
+            if not variadic and len(args) <= len(positional):
+                arguments = dict(zip(positional, args))
+                if not any(k in arguments for k in kwargs):
+                    arguments.update(kwargs)
+                    if required <= arguments.keys():
+                        return arguments
+            return dict(signature.bind(*args, **kwargs).arguments)
 
         @functools.wraps(function)
         def call(*args: Any, **kwargs: Any) -> Any:
@@ -131,10 +149,10 @@ def fn_function(*families: dict[str, str], label: str | None = None) -> Callable
                 suggestion = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
                 raise TypeError(f"{label}() got an unexpected keyword argument {key!r}{suggestion}")
             try:
-                bound = signature.bind(*args, **kwargs)
+                arguments = bind(args, kwargs)
             except TypeError as err:
                 raise TypeError(f"{label}(): {err}") from None
-            for key, value in bound.arguments.items():
+            for key, value in arguments.items():
                 hint = hints.get(key)
                 if hint is None or key in ("data", "name") or key in variadic or _matches(value, hint):
                     continue
@@ -146,7 +164,7 @@ def fn_function(*families: dict[str, str], label: str | None = None) -> Callable
                 raise PipelineDefinitionError(
                     f"{label}: {key} must be {_describe(hint)}, got {value!r} ({type(value).__name__})"
                 )
-            return function(*bound.args, **bound.kwargs)
+            return function(*args, **kwargs)
 
         return call  # type: ignore[return-value]
 
@@ -182,13 +200,22 @@ def _op_label(function: Callable[..., Any]) -> str:
 _NUMBER_TYPES = (int, float, np.integer, np.floating)
 
 
+@functools.lru_cache(maxsize=1024)
+def _hint_parts(hint: Any) -> tuple[Any, tuple[Any, ...]]:
+    """``typing.get_origin`` and ``get_args`` of ``hint``, once per hint (arguments are checked per call)."""
+    return typing.get_origin(hint), typing.get_args(hint)
+
+
 def _matches(value: Any, hint: Any) -> bool:
     """Whether ``value`` fits the annotation ``hint`` (lenient where numpy and Python mix)."""
     if hint is Any or hint is object:
         return True
-    origin = typing.get_origin(hint)
+    try:
+        origin, hint_args = _hint_parts(hint)
+    except TypeError:  # an unhashable annotation
+        origin, hint_args = typing.get_origin(hint), typing.get_args(hint)
     if origin in (typing.Union, types.UnionType):
-        return any(_matches(value, h) for h in typing.get_args(hint))
+        return any(_matches(value, h) for h in hint_args)
     if hint is type(None):
         return value is None
     if isinstance(value, DataNode):
@@ -212,7 +239,7 @@ def _matches(value: Any, hint: Any) -> bool:
             return value.dtype != object
         if not isinstance(value, (list, tuple, range)):
             return False
-        inner = typing.get_args(hint)
+        inner = hint_args
         if not inner or inner[-1] is Ellipsis and len(inner) == 2 and inner[0] is Any:
             return True
         item = inner[0]

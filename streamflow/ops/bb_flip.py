@@ -25,23 +25,27 @@ __all__ = ["BbFlip", "bb_flip", "flip_boxes"]
 _LAYOUTS = {True: parse_box_layout("xyXY", 2, "bb_flip"), False: parse_box_layout("xyWH", 2, "bb_flip")}
 
 
-def flip_boxes(rows: np.ndarray, ltrb: bool, horizontal: bool, vertical: bool) -> np.ndarray:
-    """Flip ``(N, 4)`` float32 box rows (``ltrb`` or ``xywh``) about the centre of the unit square."""
+def flip_boxes(rows: Any, ltrb: bool, horizontal: bool, vertical: bool, xp: Any = np) -> Any:
+    """Flip ``(N, 4)`` float32 box rows (``ltrb`` or ``xywh``) about the centre of the unit square.
+
+    ``xp``: the rows' array module (numpy, or cupy on the GPU: the same float32 operations).
+    """
     layout = _LAYOUTS[bool(ltrb)]
-    lo, hi = read_boxes(rows, layout)
+    lo, hi = read_boxes(rows, layout, xp)
     one = F32(1)
     for axis, flip in ((0, horizontal), (1, vertical)):
         if flip:
             new_lo = (one - hi[:, axis]).astype(F32)
             new_hi = (one - lo[:, axis]).astype(F32)
             lo[:, axis], hi[:, axis] = new_lo, new_hi
-    return write_boxes(lo, hi, layout)
+    return write_boxes(lo, hi, layout, xp)
 
 
 class BbFlip(Operator):
     """Flips ``(N, 4)`` boxes; ``horizontal`` / ``vertical`` are 1 (flip) or 0, per sample."""
 
     name = "bb_flip"
+    devices = frozenset({Device.CPU, Device.GPU})
     per_sample_args = frozenset({"horizontal", "vertical"})
 
     def __init__(self, *, ltrb: bool = False, horizontal: int = 1, vertical: int = 0, name: str | None = None) -> None:
@@ -49,17 +53,19 @@ class BbFlip(Operator):
         self.ltrb = bool(ltrb)
         self.horizontal, self.vertical = int(horizontal), int(vertical)
 
-    def _one(self, chunk: Chunk, row: int, sample: Any) -> np.ndarray:
-        shape = np.shape(sample)
-        if np.size(sample) % 4:
+    def flip_sample(self, chunk: Chunk, row: int, sample: Any, xp: Any = np) -> Any:
+        """One sample's boxes, flipped; ``xp`` is its array module (numpy, or cupy on the GPU)."""
+        sample = xp.asarray(sample)
+        shape = tuple(sample.shape)
+        if sample.size % 4:
             raise SampleError(f"bb_flip: boxes must have 4 coordinates each, got shape {shape}")
-        rows = as_box_array(np.reshape(sample, -1), 4, self.name)
+        rows = as_box_array(sample.reshape(-1), 4, self.name, xp=xp)
         h = bool(int(np.asarray(chunk.arg("horizontal", row, self.horizontal)).reshape(-1)[0]))
         v = bool(int(np.asarray(chunk.arg("vertical", row, self.vertical)).reshape(-1)[0]))
-        return flip_boxes(rows, self.ltrb, h, v).reshape(shape)
+        return flip_boxes(rows, self.ltrb, h, v, xp).reshape(shape)
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
-        return [chunk.each_sample(lambda row, sample: self._one(chunk, row, sample))]
+        return [chunk.each_sample(lambda row, sample: self.flip_sample(chunk, row, sample))]
 
 
 @fn_function()

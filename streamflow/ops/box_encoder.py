@@ -29,15 +29,16 @@ from ..types import Device, Number
 from .arguments import fn_function
 from .boxes import F32, as_box_array
 
-__all__ = ["BoxEncoder", "box_encoder"]
+__all__ = ["BoxEncoder", "box_encoder", "centre_extent", "logf"]
 
 
-def _logf(x: np.ndarray) -> np.ndarray:
+def logf(x: Any, xp: Any = np) -> Any:
     """C's ``logf``: the float32 logarithm correctly rounded (numpy's float32 log may be 1 ulp off)."""
-    return np.log(x.astype(np.float64)).astype(F32)
+    return xp.log(x.astype(np.float64)).astype(F32)
 
 
-def _centre_extent(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def centre_extent(lo: Any, hi: Any) -> tuple[Any, Any]:
+    """Box centres and extents from corners, float32 as DALI."""
     return ((lo + hi) * F32(0.5)).astype(F32), (hi - lo).astype(F32)
 
 
@@ -45,6 +46,7 @@ class BoxEncoder(Operator):
     """Encodes ``(N, 4)`` ``ltrb`` boxes and ``(N,)`` labels against the anchors."""
 
     name = "box_encoder"
+    devices = frozenset({Device.CPU, Device.GPU})
     num_outputs = 2
 
     def __init__(self, *, anchors: Sequence[float], criteria: float = 0.5, offset: bool = False, scale: float = 1.0,
@@ -69,7 +71,7 @@ class BoxEncoder(Operator):
         if np.any(self.stds == 0):
             raise PipelineDefinitionError(f"box_encoder: stds must not be 0, got {self.stds.tolist()}")
         a_lo, a_hi = self.anchors[:, :2], self.anchors[:, 2:]
-        self._anchor_centre, self._anchor_extent = _centre_extent(a_lo, a_hi)
+        self._anchor_centre, self._anchor_extent = centre_extent(a_lo, a_hi)
         self._a = [np.ascontiguousarray(self.anchors[:, k]) for k in range(4)]  # x0 y0 x1 y1
         self._a_area = (self._a[2] - self._a[0]) * (self._a[3] - self._a[1])
 
@@ -106,7 +108,7 @@ class BoxEncoder(Operator):
         if matched.size == 0:
             return out, out_labels
         src = best_box[matched]
-        centre, extent = _centre_extent(boxes[src, :2], boxes[src, 2:])
+        centre, extent = centre_extent(boxes[src, :2], boxes[src, 2:])
         if self.offset:
             s = self.scale
             centre, extent = (centre * s).astype(F32), (extent * s).astype(F32)
@@ -114,12 +116,23 @@ class BoxEncoder(Operator):
             a_e = (self._anchor_extent[matched] * s).astype(F32)
             with np.errstate(divide="ignore", invalid="ignore"):
                 xy = ((((centre - a_c) / a_e).astype(F32) - self.means[:2]) / self.stds[:2]).astype(F32)
-                wh = ((_logf((extent / a_e).astype(F32)) - self.means[2:]) / self.stds[2:]).astype(F32)
+                wh = ((logf((extent / a_e).astype(F32)) - self.means[2:]) / self.stds[2:]).astype(F32)
             centre, extent = xy, wh
         out[matched, :2] = centre
         out[matched, 2:] = extent
         out_labels[matched] = labels[src]
         return out, out_labels
+
+    def check_sample(self, boxes: Any, labels: Any, xp: Any = np) -> tuple[Any, Any]:
+        """A sample's boxes as ``(N, 4)`` float32 and its ``(N,)`` integer labels, or a ``SampleError``."""
+        rows = as_box_array(boxes, 4, self.name, xp=xp)
+        lab = xp.asarray(labels)
+        if lab.dtype.kind not in "iu":
+            raise SampleError(f"box_encoder: labels must be integers, got dtype {lab.dtype}")
+        lab = lab.reshape(-1)
+        if lab.size != len(rows):
+            raise SampleError(f"box_encoder: {len(rows)} boxes but {lab.size} labels; give one label per box")
+        return rows, lab
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
         boxes_out: list[Any] = []
@@ -128,14 +141,7 @@ class BoxEncoder(Operator):
             b: np.ndarray | None = None
             lab_out: np.ndarray | None = None
             try:
-                rows = as_box_array(boxes, 4, self.name)
-                lab = np.asarray(labels)
-                if lab.dtype.kind not in "iu":
-                    raise SampleError(f"box_encoder: labels must be integers, got dtype {lab.dtype}")
-                lab = lab.reshape(-1)
-                if lab.size != len(rows):
-                    raise SampleError(f"box_encoder: {len(rows)} boxes but {lab.size} labels; give one label per box")
-                b, lab_out = self.encode(rows, lab)
+                b, lab_out = self.encode(*self.check_sample(boxes, labels))
             except SampleError as err:
                 chunk.fail(row, err)
             boxes_out.append(b)

@@ -75,12 +75,13 @@ def parse_box_layout(layout: str, ndim: int | None, op_name: str, what: str = "b
     )
 
 
-def as_box_array(value: Any, ncoords: int | None, op_name: str, what: str = "boxes") -> np.ndarray:
+def as_box_array(value: Any, ncoords: int | None, op_name: str, what: str = "boxes", xp: Any = np) -> Any:
     """A sample of boxes as a C-contiguous float32 ``(N, ncoords)`` array, or a ``SampleError``.
 
     A flat array whose length is a multiple of ``ncoords`` is taken as ``N`` rows.
+    ``xp``: the array module (numpy, or cupy for device samples).
     """
-    arr = np.asarray(value)
+    arr = xp.asarray(value)
     if arr.dtype.kind not in "fiu":
         raise SampleError(f"{op_name}: {what} must be numbers, got dtype {arr.dtype}")
     if ncoords is None:
@@ -93,25 +94,25 @@ def as_box_array(value: Any, ncoords: int | None, op_name: str, what: str = "box
         arr = arr.reshape(-1, ncoords)
     else:
         raise SampleError(f"{op_name}: {what} must have shape (N, {ncoords}), got {arr.shape}")
-    return np.ascontiguousarray(arr, dtype=F32)
+    return xp.ascontiguousarray(arr, dtype=F32)
 
 
-def read_boxes(rows: np.ndarray, layout: BoxLayout) -> tuple[np.ndarray, np.ndarray]:
-    """``(lo, hi)`` float32 corners of ``(N, 2*ndim)`` rows written in ``layout``."""
+def read_boxes(rows: Any, layout: BoxLayout, xp: Any = np) -> tuple[Any, Any]:
+    """``(lo, hi)`` float32 corners of ``(N, 2*ndim)`` rows written in ``layout`` (``xp``: their array module)."""
     n = layout.ndim
     canon = rows[:, list(layout.order)]
-    lo = np.ascontiguousarray(canon[:, :n])
-    hi = np.ascontiguousarray(canon[:, n:])
+    lo = xp.ascontiguousarray(canon[:, :n])
+    hi = xp.ascontiguousarray(canon[:, n:])
     if layout.start_and_shape:
         hi = (hi + lo).astype(F32)
     return lo, hi
 
 
-def write_boxes(lo: np.ndarray, hi: np.ndarray, layout: BoxLayout) -> np.ndarray:
-    """``(N, 2*ndim)`` float32 rows in ``layout`` from corners ``lo``, ``hi``."""
+def write_boxes(lo: Any, hi: Any, layout: BoxLayout, xp: Any = np) -> Any:
+    """``(N, 2*ndim)`` float32 rows in ``layout`` from corners ``lo``, ``hi`` (``xp``: their array module)."""
     second = (hi - lo).astype(F32) if layout.start_and_shape else hi
-    canon = np.concatenate([lo, second], axis=1).astype(F32, copy=False)
-    out = np.empty_like(canon)
+    canon = xp.concatenate([lo, second], axis=1).astype(F32, copy=False)
+    out = xp.empty_like(canon)
     out[:, list(layout.order)] = canon
     return out
 

@@ -21,30 +21,32 @@ from ..types import (
     parse_dtype,
 )
 from .arguments import fn_function
-from .color import convert_to
 
 __all__ = ["Cast", "cast", "cast_array", "parse_output_dtype"]
 
 
-def cast_array(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """DALI's ``Cast``: saturating, rounding half away from zero, NaN -> 0 for integer targets."""
-    values = np.asarray(values)
+def cast_array(values: Any, dtype: np.dtype, xp: Any = np) -> Any:
+    """DALI's ``Cast``: saturating, rounding half away from zero, NaN -> 0 for integer targets.
+
+    ``xp`` is the array module of ``values`` (numpy, or cupy on the GPU: the same operations).
+    """
     dtype = np.dtype(dtype)
-    if dtype.kind in "ui" and values.dtype == np.float32 and dtype in native_filters.KERNEL_DTYPES:
-        # one C pass with the same rounding, saturation and NaN -> 0 (x * 1 + 0 is x exactly)
-        return native_filters.linear(values, 1.0, 0.0, dtype)
+    if xp is np:
+        values = np.asarray(values)
+        if dtype.kind in "ui" and values.dtype == np.float32 and dtype in native_filters.KERNEL_DTYPES:
+            # one C pass with the same rounding, saturation and NaN -> 0 (x * 1 + 0 is x exactly)
+            return native_filters.linear(values, 1.0, 0.0, dtype)
     if dtype.kind in "ui" and values.dtype.kind == "f":
-        values = np.nan_to_num(values.astype(np.float64), nan=0.0, posinf=np.inf, neginf=-np.inf)
-        if dtype.itemsize == 8:  # 2**63 and 2**64 do not fit the target: saturate those explicitly
-            info = np.iinfo(dtype)
-            high = values >= float(info.max)
-            out = convert_to(np.where(high, 0.0, values), dtype)
-            out[high] = info.max
-            return out
-        return convert_to(values, dtype)
+        v = xp.nan_to_num(values.astype(np.float64), nan=0.0, posinf=np.inf, neginf=-np.inf)
+        info = np.iinfo(dtype)
+        high = v >= float(info.max) if dtype.itemsize == 8 else None
+        if high is not None:  # 2**63 and 2**64 do not fit the target: saturate those explicitly
+            v = xp.where(high, 0.0, v)
+        out = xp.clip(xp.trunc(v + xp.copysign(0.5, v)), info.min, info.max).astype(dtype)
+        return out if high is None else xp.where(high, dtype.type(info.max), out)
     if dtype.kind in "ui" and values.dtype.kind in "ui":
         info = np.iinfo(dtype)
-        return np.clip(values, max(info.min, np.iinfo(values.dtype).min), min(info.max, np.iinfo(values.dtype).max)).astype(dtype)
+        return xp.clip(values, max(info.min, np.iinfo(values.dtype).min), min(info.max, np.iinfo(values.dtype).max)).astype(dtype)
     if dtype == np.bool_:
         return values != 0
     with np.errstate(over="ignore", invalid="ignore"):  # e.g. 70000 -> float16 inf, as DALI
@@ -63,6 +65,7 @@ class Cast(Operator):
 
     keeps_channels = True
     name = "cast"
+    devices = frozenset({Device.CPU, Device.GPU})
 
     def __init__(self, dtype: Any, *, name: str | None = None) -> None:
         super().__init__(name=name)

@@ -197,6 +197,7 @@ class ColorTwist(ColorOp):
     }
     DEFAULTS: ClassVar[dict[str, float]] = {"brightness": 1.0, "contrast": 1.0, "saturation": 1.0, "hue": 0.0, "value": 1.0}
     name = "color_twist"
+    devices = frozenset({Device.CPU, Device.GPU})
 
     def __init__(self, op_name: str = "color_twist", *, dtype: Any = None, name: str | None = None, **args: Any) -> None:
         super().__init__(name=name)
@@ -210,12 +211,17 @@ class ColorTwist(ColorOp):
         self.args = {k: _float_arg(args.get(k, self.DEFAULTS[k]), f"{op_name}: {k}") for k in self.ARGS[op_name]}
         self.out_dtype = _check_dtype(dtype, op_name)
 
+    def twist_for(self, chunk: Chunk, row: int, in_dtype: np.dtype) -> tuple[np.ndarray, np.float32, np.dtype]:
+        """The sample's float32 3x3 matrix, offset and output type (what the CPU and GPU apply)."""
+        values = {k: self._arg(chunk, k, row, v) for k, v in self.args.items()}
+        half = 0.5 if np.dtype(in_dtype).kind == "f" else 128.0
+        matrix, offset = twist_matrix(half_range=half, **values)
+        return matrix, offset, np.dtype(self.out_dtype or in_dtype)
+
     def process(self, chunk: Chunk, row: int, image: Any) -> np.ndarray:
         image = self._check_image(image, 3)
-        values = {k: self._arg(chunk, k, row, v) for k, v in self.args.items()}
-        half = 0.5 if image.dtype.kind == "f" else 128.0
-        matrix, offset = twist_matrix(half_range=half, **values)
-        return apply_linear(image, matrix, offset, self.out_dtype or image.dtype)
+        matrix, offset, out_dtype = self.twist_for(chunk, row, image.dtype)
+        return apply_linear(image, matrix, offset, out_dtype)
 
 
 def _full_range(dtype: np.dtype) -> float:

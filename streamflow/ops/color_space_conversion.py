@@ -29,7 +29,7 @@ from ..types import (
 from .arguments import fn_function
 from .color import F32, ColorOp, convert_to
 
-__all__ = ["ColorSpaceConversion", "color_space_conversion", "convert_color"]
+__all__ = ["ColorSpaceConversion", "color_space_conversion", "convert_color", "csc_constants"]
 
 
 # --- color space conversion (uint8, DALI's kernels) -----------------------
@@ -45,10 +45,24 @@ _BT601_CR = np.array([0.439, -0.368, -0.071], dtype=F32)
 _GRAY = np.array([0.299, 0.587, 0.114], dtype=F32)
 
 
+# YCbCr -> RGB: r = 1.164 (y - 16) + 1.596 cr', g = ... - 0.813 cr' - 0.392 cb', b = ... + 2.017 cb'
+_YCC_RGB = np.array([1.164, 1.596, 0.813, 0.392, 2.017], dtype=F32)
+
+
 _Y_SUM = F32(F32(0.257) + F32(0.504) + F32(0.098))
 
 
 _CHANNELS = {ImageType.RGB: 3, ImageType.BGR: 3, ImageType.YCbCr: 3, ImageType.GRAY: 1}
+
+
+def csc_constants() -> np.ndarray:
+    """The float32 constants of these formulas, in the order the GPU kernel reads them (``kernels/color.cu``).
+
+    GRAY (3), Y (3), Cb (3), Cr (3) weights, the YCbCr -> RGB factors 1.164,
+    1.596, 0.813, 0.392, 2.017, the sum of the Y weights and its inverse.
+    """
+    return np.concatenate([_GRAY, _BT601_Y, _BT601_CB, _BT601_CR, _YCC_RGB,
+                           np.array([_Y_SUM, F32(1) / _Y_SUM], dtype=F32)]).astype(F32)
 
 
 def _dot(rgb: np.ndarray, coeffs: np.ndarray) -> np.ndarray:
@@ -71,12 +85,13 @@ def _rgb_to_ycbcr(rgb: np.ndarray) -> np.ndarray:
 
 def _ycbcr_to_rgb(ycc: np.ndarray) -> np.ndarray:
     x = ycc.astype(F32)
-    ty = F32(1.164) * (x[..., 0] - F32(16))
+    k = _YCC_RGB
+    ty = k[0] * (x[..., 0] - F32(16))
     tb = x[..., 1] - F32(128)
     tr = x[..., 2] - F32(128)
-    r = _u8(ty + F32(1.596) * tr)
-    g = _u8(ty - F32(0.813) * tr - F32(0.392) * tb)
-    b = _u8(ty + F32(2.017) * tb)
+    r = _u8(ty + k[1] * tr)
+    g = _u8(ty - k[2] * tr - k[3] * tb)
+    b = _u8(ty + k[4] * tb)
     return np.stack([r, g, b], axis=-1)
 
 
@@ -111,6 +126,7 @@ class ColorSpaceConversion(ColorOp):
     """``color_space_conversion(image_type, output_type)`` for uint8 HWC images."""
 
     name = "color_space_conversion"
+    devices = frozenset({Device.CPU, Device.GPU})
 
     def output_channels(self, input_channels: Sequence[int | None]) -> int | None:
         return _CHANNELS[self.output_type]

@@ -33,6 +33,7 @@ class CoordFlip(Operator):
     """Flips the coordinates of ``(N, ndim)`` points about ``center_*`` where ``flip_*`` is 1."""
 
     name = "coord_flip"
+    devices = frozenset({Device.CPU, Device.GPU})
     per_sample_args = frozenset({"flip_x", "flip_y", "flip_z", "center_x", "center_y", "center_z"})
 
     def __init__(self, *, layout: str = "", flip: dict[str, int], center: dict[str, float], name: str | None = None) -> None:
@@ -44,8 +45,9 @@ class CoordFlip(Operator):
         self.flip = flip
         self.center = center
 
-    def _one(self, chunk: Chunk, row: int, sample: Any) -> np.ndarray:
-        arr = np.asarray(sample)
+    def flip_sample(self, chunk: Chunk, row: int, sample: Any, xp: Any = np) -> Any:
+        """One sample's points, flipped; ``xp`` is its array module (numpy, or cupy on the GPU)."""
+        arr = xp.asarray(sample)
         if arr.dtype != np.float32:
             raise SampleError(f"coord_flip: points must be float32, got dtype {arr.dtype}")
         if arr.ndim != 2 or not 1 <= arr.shape[1] <= 3:
@@ -62,7 +64,7 @@ class CoordFlip(Operator):
         return out
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
-        return [chunk.each_sample(lambda row, sample: self._one(chunk, row, sample))]
+        return [chunk.each_sample(lambda row, sample: self.flip_sample(chunk, row, sample))]
 
     def layout(self, index: int) -> str:
         return self._layout

@@ -37,11 +37,15 @@ _INPUT_TYPES = (np.uint8, np.int16, np.uint16, np.int32, np.float32)
 _MAX_DIM = 6
 
 
-def affine_apply(points: np.ndarray, matrix: np.ndarray, translation: np.ndarray) -> np.ndarray:
-    """``points @ matrix.T + translation`` in float32, summed in DALI's order (``(..., n) -> (..., m)``)."""
+def affine_apply(points: Any, matrix: np.ndarray, translation: np.ndarray, xp: Any = np) -> Any:
+    """``points @ matrix.T + translation`` in float32, summed in DALI's order (``(..., n) -> (..., m)``).
+
+    ``xp``: the points' array module (numpy, or cupy on the GPU); ``matrix`` and
+    ``translation`` are host values.
+    """
     x = points.astype(F32, copy=False)
     m = matrix.astype(F32, copy=False)
-    out = np.empty(x.shape[:-1] + (m.shape[0],), dtype=F32)
+    out = xp.empty(x.shape[:-1] + (m.shape[0],), dtype=F32)
     for i in range(m.shape[0]):
         acc = (x[..., 0] * m[i, 0]).astype(F32)
         for j in range(1, m.shape[1]):
@@ -64,6 +68,7 @@ class CoordTransform(Operator):
     """Applies an affine map to the last axis of each sample."""
 
     name = "coord_transform"
+    devices = frozenset({Device.CPU, Device.GPU})
     per_sample_args = frozenset({"M", "T", "MT"})
 
     def __init__(self, *, M: Any = None, T: Any = None, MT: Any = None, fused: bool = False,
@@ -98,8 +103,9 @@ class CoordTransform(Operator):
             return full[:, :n], full[:, n]
         return full, None
 
-    def _one(self, chunk: Chunk, row: int, sample: Any) -> np.ndarray:
-        x = np.asarray(sample)
+    def transform_sample(self, chunk: Chunk, row: int, sample: Any, xp: Any = np) -> Any:
+        """One sample, transformed; ``xp`` is its array module (numpy, or cupy on the GPU)."""
+        x = xp.asarray(sample)
         if x.dtype not in _INPUT_TYPES:
             raise SampleError(f"coord_transform: input type {x.dtype} is not supported "
                               "(uint8, int16, uint16, int32 or float32)")
@@ -124,11 +130,11 @@ class CoordTransform(Operator):
                 t = np.full(m, float(t[0]))
             if t.size != m:
                 raise SampleError(f"coord_transform: T has {t.size} components but M has {m} rows")
-        out = affine_apply(x, matrix.astype(F32), t.astype(F32))
-        return out if self.out_dtype == np.float32 else cast_array(out, self.out_dtype)
+        out = affine_apply(x, matrix.astype(F32), t.astype(F32), xp)
+        return out if self.out_dtype == np.float32 else cast_array(out, self.out_dtype, xp)
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
-        return [chunk.each_sample(lambda row, sample: self._one(chunk, row, sample))]
+        return [chunk.each_sample(lambda row, sample: self.transform_sample(chunk, row, sample))]
 
 
 @fn_function()

@@ -31,6 +31,7 @@ class LookupTable(Operator):
     """``out[i] = table[in[i]]`` (``default_value`` outside the table)."""
 
     name = "lookup_table"
+    devices = frozenset({Device.CPU, Device.GPU})
     keeps_channels = True
 
     def __init__(self, *, keys: Sequence[int], values: Sequence[float], default_value: float = 0.0,
@@ -49,18 +50,23 @@ class LookupTable(Operator):
         self.default = cast_array(np.array([float(default_value)]), self.out_dtype)[0]
         self._layout = layout
 
-    def _one(self, sample: Any) -> np.ndarray:
-        x = np.asarray(sample)
+    def lookup(self, sample: Any, xp: Any = np, table: Any = None) -> Any:
+        """One sample through the table; ``xp`` is its array module and ``table`` the table there
+        (numpy and ``self.table`` by default; cupy and a device copy on the GPU)."""
+        x = xp.asarray(sample)
         if x.dtype.kind not in "iu":
             raise SampleError(f"lookup_table: the input must be integers, got {x.dtype}")
+        n = len(self.table)
+        if n == 0:
+            return xp.full(x.shape, self.default, dtype=self.out_dtype)
+        table = self.table if table is None else table
         idx = x.astype(np.int64)
-        inside = (idx >= 0) & (idx < len(self.table))
-        out = np.full(x.shape, self.default, dtype=self.out_dtype)
-        out[inside] = self.table[idx[inside]]
-        return out
+        inside = (idx >= 0) & (idx < n)
+        # a gather from clipped indices, then a select: no data-dependent sizes (no device sync)
+        return xp.where(inside, table[xp.clip(idx, 0, n - 1)], self.default).astype(self.out_dtype, copy=False)
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
-        return [chunk.each_sample(lambda row, sample: self._one(sample))]
+        return [chunk.each_sample(lambda row, sample: self.lookup(sample))]
 
     def layout(self, index: int) -> str:
         return self._layout

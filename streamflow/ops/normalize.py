@@ -44,6 +44,7 @@ class Normalize(Operator):
 
     keeps_channels = True
     name = "normalize"
+    devices = frozenset({Device.CPU, Device.GPU})
     per_sample_args = frozenset({"mean", "stddev"})
 
     def __init__(
@@ -119,13 +120,18 @@ class Normalize(Operator):
         out: list[Any] = []
         for row, value in enumerate(chunk.inputs[0]):
             try:
-                out.append(self._one(chunk, row, np.asarray(value)))
+                out.append(self.normalize_sample(chunk, row, np.asarray(value)))
             except (SampleError, PipelineDefinitionError, ValueError) as e:
                 chunk.fail(row, e if isinstance(e, SampleError) else SampleError(str(e)))
                 out.append(None)
         return [out]
 
-    def _one(self, chunk: Chunk, row: int, x: np.ndarray) -> np.ndarray:
+    def normalize_sample(self, chunk: Chunk, row: int, x: Any, xp: Any = np) -> Any:
+        """One sample, normalized; ``xp`` is its array module (numpy, or cupy on the GPU).
+
+        The statistics and the arithmetic are the same operations on either;
+        given means and deviations are host values, copied to ``xp``.
+        """
         if x.dtype.kind not in "uif":
             raise SampleError(f"normalize: input must be numeric, got dtype {x.dtype}")
         data = x.astype(np.float64)
@@ -142,21 +148,21 @@ class Normalize(Operator):
                     raise SampleError(f"normalize: mean/stddev of shape {ref.shape} does not fit a sample "
                                       f"of shape {x.shape}; give axes or a tensor with {x.ndim} dimensions")
                 axes = tuple(i for i, e in enumerate(ref.shape) if e == 1)
-        if mean is None:
-            mean = data.mean(axis=axes, keepdims=True)
+        if mean is None:  # (no reduced axes: each value is its own mean; not every xp reduces over ())
+            mean = data.mean(axis=axes, keepdims=True) if axes else data
         else:
-            mean = self._broadcastable(np.asarray(mean, dtype=np.float64), x.shape, axes, "mean")
+            mean = xp.asarray(self._broadcastable(np.asarray(mean, dtype=np.float64), x.shape, axes, "mean"))
         if std is None:
             n = int(np.prod([x.shape[a] for a in axes])) if axes else 1
-            ss = np.sum((data - mean) ** 2, axis=axes, keepdims=True)
-            var = ss / max(n - self.ddof, 1) if n - self.ddof > 0 else np.zeros_like(ss)
+            ss = xp.sum((data - mean) ** 2, axis=axes, keepdims=True) if axes else (data - mean) ** 2
+            var = ss / max(n - self.ddof, 1) if n - self.ddof > 0 else xp.zeros_like(ss)
         else:
-            std = self._broadcastable(np.asarray(std, dtype=np.float64), x.shape, axes, "stddev")
+            std = xp.asarray(self._broadcastable(np.asarray(std, dtype=np.float64), x.shape, axes, "stddev"))
             var = std * std
-        denom = np.sqrt(var + self.epsilon)
+        denom = xp.sqrt(var + self.epsilon)
         with np.errstate(divide="ignore", invalid="ignore"):
-            inv = np.where(denom > 0, 1.0 / np.where(denom > 0, denom, 1.0), 0.0)
-        return cast_array((data - mean) * (inv * self.scale) + self.shift, self.out_dtype)
+            inv = xp.where(denom > 0, 1.0 / xp.where(denom > 0, denom, 1.0), 0.0)
+        return cast_array((data - mean) * (inv * self.scale) + self.shift, self.out_dtype, xp)
 
     @staticmethod
     def _broadcastable(value: np.ndarray, shape: tuple[int, ...], axes: tuple[int, ...], what: str) -> np.ndarray:

@@ -39,6 +39,7 @@ class OneHot(Operator):
     """Adds an axis of ``num_classes`` holding ``on_value`` at each input's class."""
 
     name = "one_hot"
+    devices = frozenset({Device.CPU, Device.GPU})
 
     def __init__(self, *, num_classes: int, axis: int | None = None, dtype: Any = DataType.FLOAT,
                  on_value: float = 1.0, off_value: float = 0.0, layout: str = "", axis_name: str | None = None,
@@ -63,21 +64,27 @@ class OneHot(Operator):
             raise SampleError(f"one_hot: axis {axis} is out of range for a {ndim}D input")
         return axis + ndim + 1 if axis < 0 else axis
 
-    def _one(self, sample: Any, scalars: bool) -> np.ndarray:
-        x = np.asarray(sample)
+    def encode(self, sample: Any, scalars: bool, xp: Any = np) -> Any:
+        """One sample, one-hot encoded; ``scalars``: the batch's legacy scalar rule holds
+        (``scalar_batch``); ``xp`` is the sample's array module (numpy, or cupy on the GPU)."""
+        x = xp.asarray(sample)
         if x.dtype.kind not in "biuf":
             raise SampleError(f"one_hot: the input must be numbers, got {x.dtype}")
         if x.ndim == 0 or scalars:
             x = x.reshape(())
-        classes = np.trunc(x.astype(np.float64)) if x.dtype.kind == "f" else x.astype(np.int64)
+        classes = xp.trunc(x.astype(np.float64)) if x.dtype.kind == "f" else x.astype(np.int64)
         axis = self._axis(x.ndim)
-        ids = np.arange(self.num_classes).reshape((1,) * axis + (-1,) + (1,) * (x.ndim - axis))
-        hot = np.expand_dims(classes, axis) == ids
-        return np.where(hot, self.on, self.off).astype(self.out_dtype)
+        ids = xp.arange(self.num_classes).reshape((1,) * axis + (-1,) + (1,) * (x.ndim - axis))
+        hot = xp.expand_dims(classes, axis) == ids
+        return xp.where(hot, xp.asarray(self.on), xp.asarray(self.off)).astype(self.out_dtype)
+
+    def scalar_batch(self, samples: Any) -> bool:
+        """DALI's legacy rule: without ``axis``, a batch of one-element samples is a batch of scalars."""
+        return self.axis is None and all(int(getattr(s, "size", np.size(s))) == 1 for s in samples)
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
-        scalars = self.axis is None and all(np.size(s) == 1 for s in chunk.inputs[0])
-        return [chunk.each_sample(lambda row, sample: self._one(sample, scalars))]
+        scalars = self.scalar_batch(chunk.inputs[0])
+        return [chunk.each_sample(lambda row, sample: self.encode(sample, scalars))]
 
     def layout(self, index: int) -> str:
         if not self.axis_name or not self.in_layout:

@@ -146,7 +146,7 @@ def rotate(
             (DALI's default) repeats the border pixels instead.
         interp_type: ``INTERP_LINEAR`` (default) or ``INTERP_NN``.
         dtype: output type (default: the input's).
-        device: ``"cpu"`` (``"gpu"``: not yet).
+        device: ``"cpu"`` or ``"gpu"`` (images; DHWC volumes on the CPU only).
     """
     constants, per_sample = split_arguments(dict(angle=angle, size=size, axis=axis))
     op = Rotate(

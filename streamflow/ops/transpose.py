@@ -23,6 +23,7 @@ class Transpose(Operator):
     """Reorders the dimensions of each sample: output dim ``i`` is input dim ``perm[i]``."""
 
     name = "transpose"
+    devices = frozenset({Device.CPU, Device.GPU})
 
     def __init__(self, perm: Sequence[int] | None = None, *, input_layout: str = "",
                  output_layout: str | None = None, transpose_layout: bool = True,
@@ -45,19 +46,19 @@ class Transpose(Operator):
                 f"transpose: output_layout {output_layout!r} does not have {len(self.perm)} dimensions"
             )
 
+    def perm_for(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        """The permutation for a sample of ``shape`` (a ``SampleError`` when it does not fit)."""
+        perm = self.perm if self.perm is not None else tuple(range(len(shape)))[::-1]
+        if len(perm) != len(shape):
+            raise SampleError(f"transpose: perm {list(perm)} has {len(perm)} dimensions but the sample has shape {shape}")
+        return perm
+
     def run(self, chunk: Chunk) -> list[list[Any]]:
-        out: list[Any] = []
-        for row, sample in enumerate(chunk.inputs[0]):
+        def one(row: int, sample: Any) -> np.ndarray:
             arr = np.asarray(sample)
-            perm = self.perm if self.perm is not None else tuple(range(arr.ndim))[::-1]
-            if len(perm) != arr.ndim:
-                chunk.fail(row, SampleError(
-                    f"transpose: perm {list(perm)} has {len(perm)} dimensions but the sample has shape {arr.shape}"
-                ))
-                out.append(None)
-                continue
-            out.append(np.asarray(np.transpose(arr, perm), order="C"))
-        return [out]
+            return np.asarray(np.transpose(arr, self.perm_for(arr.shape)), order="C")
+
+        return [chunk.each_sample(one)]
 
     def layout(self, index: int) -> str:
         return self._layout
@@ -79,7 +80,7 @@ def transpose(
         output_layout: the layout name of the result (default: the input's,
             permuted when ``transpose_layout``).
         transpose_layout: permute the input's layout name too (default on).
-        device: ``"cpu"`` (``"gpu"``: not yet).
+        device: ``"cpu"`` or ``"gpu"``.
     """
     op = Transpose(perm, input_layout=input_layout(data, "transpose"), output_layout=output_layout,
                    transpose_layout=transpose_layout, name=name)

@@ -53,7 +53,7 @@ from ..types import (
 from .arguments import fn_function
 from .volume import warp_affine_volume
 
-__all__ = ["AffineWarp", "F32", "WarpAffine", "invert_affine", "parse_size", "source_coordinates", "warp_affine", "warp_affine_image"]
+__all__ = ["AffineWarp", "F32", "WarpAffine", "fill_values", "invert_affine", "parse_size", "source_coordinates", "warp_affine", "warp_affine_image"]
 
 
 F32 = np.float32
@@ -115,6 +115,22 @@ def _fill_in_type(fill: float, dtype: np.dtype) -> float:
     return float(_convert_sat(np.array([fill], dtype=np.float64), dtype)[0])
 
 
+def fill_values(fill_value: float | Sequence[float] | None, channels: int, dtype: Any) -> np.ndarray | None:
+    """The fill of each of ``channels`` channels as DALI's sampler reads it: converted (saturated)
+    to the input type ``dtype``, held in float64; ``None`` (clamp to the edge) stays ``None``.
+
+    Raises:
+        ValueError: not 1 or ``channels`` values.
+    """
+    if fill_value is None:
+        return None
+    fills = np.asarray(fill_value, dtype=np.float64).reshape(-1)
+    if fills.size not in (1, channels):
+        raise ValueError(f"fill_value must have 1 or {channels} values, got {fills.size}")
+    converted = np.array([_fill_in_type(v, np.dtype(dtype)) for v in fills])
+    return np.broadcast_to(converted, (channels,)).copy()
+
+
 def warp_affine_image(
     src: np.ndarray,
     matrix: Any,
@@ -149,15 +165,11 @@ def warp_affine_image(
         raise ValueError(f"cannot warp an empty image of shape {src.shape}")
     odt = np.dtype(out_dtype) if out_dtype is not None else img.dtype
     m = _as_matrix(matrix)
-    fills = None
-    if fill_value is not None:
-        fills = np.asarray(fill_value, dtype=np.float64).reshape(-1)
-        if fills.size not in (1, C):
-            raise ValueError(f"fill_value must have 1 or {C} values, got {fills.size}")
-        fills = np.array([_fill_in_type(v, img.dtype) for v in fills]).astype(img.dtype)
+    converted = fill_values(fill_value, C, img.dtype)
+    fills = None if converted is None else converted.astype(img.dtype)
     try:  # the C kernel: the same float32 operations, one pass, GIL released
         out = native_warp.affine(img, m.astype(F32), (out_h, out_w), linear=interp is InterpType.INTERP_LINEAR,
-                                 fill=None if fills is None else np.broadcast_to(fills, (C,)), out_dtype=odt)
+                                 fill=fills, out_dtype=odt)
     except native_warp.KernelUnsupported:  # other element types
         out = _warp_affine_numpy(img, m, (out_h, out_w), interp, fills, odt)
     return out[:, :, 0] if was_2d else out
@@ -165,7 +177,7 @@ def warp_affine_image(
 
 def _warp_affine_numpy(img: np.ndarray, matrix: np.ndarray, out_size: tuple[int, int], interp: InterpType,
                        fills: np.ndarray | None, odt: np.dtype) -> np.ndarray:
-    """The numpy version of ``warp_affine_image`` (HWC; ``fills`` in the image's type): the operations
+    """The numpy version of ``warp_affine_image`` (HWC; ``fills``: one per channel, in the image's type): the operations
     that ``_native/warp.c`` repeats, for the types it does not take."""
     H, W, C = img.shape
     out_h, out_w = out_size
@@ -175,7 +187,7 @@ def _warp_affine_numpy(img: np.ndarray, matrix: np.ndarray, out_size: tuple[int,
         lo_y, hi_y, lo_x, hi_x = 0, H - 1, 0, W - 1
     else:
         padded = np.empty((H + 2, W + 2, C), dtype=img.dtype)
-        padded[...] = fills if fills.size == C else fills[0]
+        padded[...] = fills
         padded[1:-1, 1:-1] = img
         pad, table = 1, padded.reshape(-1, C)
         lo_y, hi_y, lo_x, hi_x = -1, H, -1, W
@@ -255,6 +267,7 @@ class AffineWarp(Operator):
     """Shared part of rotate and warp_affine: per-sample size, sampling, errors."""
 
     keeps_channels = True
+    devices = frozenset({Device.CPU, Device.GPU})
 
     def __init__(self, *, size: Any, fill_value: Any, interp: Any, dtype: Any, name: str | None) -> None:
         super().__init__(name=name)
@@ -378,7 +391,7 @@ def warp_affine(
         fill_value: value outside the source image; ``None`` repeats the border.
         interp_type: ``INTERP_LINEAR`` (default) or ``INTERP_NN``.
         dtype: output type (default: the input's).
-        device: ``"cpu"`` (``"gpu"``: not yet).
+        device: ``"cpu"`` or ``"gpu"`` (images; DHWC volumes on the CPU only).
         mtx: DALI's positional matrix input (e.g. ``fn.transforms.rotation(...)``); exclusive with ``matrix``.
     """
     if mtx is not None:

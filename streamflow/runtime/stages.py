@@ -39,6 +39,7 @@ __all__ = [
     "StageFactory",
     "assemble_outputs",
     "run_chain",
+    "run_isolated",
     "sample_failure",
 ]
 
@@ -461,3 +462,7 @@ def assemble_outputs(plan: ExecutionPlan, work: Work) -> tuple[TensorList, ...]:
         else:
             result.append(TensorList.from_samples(samples, layout=layout, device=data.device))
     return tuple(result)
+
+
+#: The engine's way to run one operator on a chunk (row by row when it raises), for dynamic mode.
+run_isolated = _run_isolated

@@ -93,13 +93,13 @@ def test_device_errors_are_raised_where_the_operator_is_added(build, words: str)
 
 def test_a_dali_gpu_operator_without_a_gpu_implementation_runs_on_the_cpu_fallback(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """rotate runs on the GPU in DALI: placed there as in DALI, it runs with device_id='auto' without a
+    """grid_mask runs on the GPU in DALI: placed there as in DALI, it runs with device_id='auto' without a
     GPU, and on a GPU the build names it instead of computing something else."""
 
     def define():  # type: ignore[no-untyped-def]
-        rotated = fn.rotate(_source().gpu(), angle=90)
-        assert rotated.device is Device.GPU
-        return fn.rotate(_source(), angle=90, device="gpu"), rotated
+        masked = fn.grid_mask(_source().gpu(), tile=2)
+        assert masked.device is Device.GPU
+        return fn.grid_mask(_source(), tile=2, device="gpu"), masked
 
     @sf.pipeline_def(batch_size=1, device_id="auto")
     def pipe():  # type: ignore[no-untyped-def]
@@ -110,5 +110,5 @@ def test_a_dali_gpu_operator_without_a_gpu_implementation_runs_on_the_cpu_fallba
         a, b = p.run()
     assert a.at(0).shape == (4, 4, 3) and b.at(0).shape == (4, 4, 3)
     monkeypatch.setattr("streamflow.pipeline._gpu_count", lambda: 1)
-    with pytest.raises(PipelineDefinitionError, match="rotate cannot run on the GPU yet"):
+    with pytest.raises(PipelineDefinitionError, match="grid_mask cannot run on the GPU yet"):
         pipe().build()

@@ -48,6 +48,9 @@ LAYERS: dict[str, int] = {
     "streamflow.gpu": 5,
     # the user-facing pipeline and what is built on it
     "streamflow.pipeline": 6,
+    # dynamic mode: operators run at once on real data; pipeline_def(debug=True) runs on it
+    "streamflow.dynamic": 6,
+    "streamflow.experimental": 7,  # DALI's spelling: streamflow.experimental.dynamic
     "streamflow.plugin": 7,
     "streamflow.serve": 7,
     "streamflow.profile": 7,

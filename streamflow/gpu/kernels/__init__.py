@@ -3,8 +3,9 @@
 One ``.cu`` file per operator family beside this module (``resample.cu``:
 resize and the fused resize + crop_mirror_normalize pass;
 ``crop_mirror_normalize.cu``; ``crop.cu``; ``flip.cu``; ``slice.cu``: slice and paste;
-``brightness_contrast.cu``; ``convolution.cu``: gaussian_blur), sharing
-``common.cuh`` (and ``convert.cuh``: saturating stores). They need no headers, so they compile with plain NVRTC (the
+``brightness_contrast.cu``; ``convolution.cu``: gaussian_blur; ``color.cu``: the
+color twists and color_space_conversion; ``cast.cu``; ``warp.cu``: warp_affine and
+rotate), sharing ``common.cuh`` (and ``convert.cuh``: saturating stores). They need no headers, so they compile with plain NVRTC (the
 unit tests compile them for compute_80 and compute_90 without a GPU) and, with
 a thin shim, as host C++ (``_native/host_build.py``: CI runs every kernel on the CPU).
 
@@ -40,7 +41,12 @@ from typing import Any
 __all__ = [
     "BC_ROW",
     "BC_SLOTS",
+    "CAST_SLOTS",
+    "CAST_TYPES",
     "CMN_SLOTS",
+    "CSC_SLOTS",
+    "CT_ROW",
+    "CT_SLOTS",
     "CONVERT_TYPES",
     "CONV_SLOTS",
     "COMPILE_OPTIONS",
@@ -53,6 +59,7 @@ __all__ = [
     "RESAMPLE_SLOTS",
     "SLICE_MAX_DIMS",
     "SLICE_SLOTS",
+    "WARP_SLOTS",
     "device_module",
     "module_source",
 ]
@@ -129,6 +136,22 @@ CONV_SLOTS = {"SRC": 0, "DST": 1, "TMP": 2, "P": 3, "H": 4, "W": 5, "C": 6, "KY"
 #: Element types of brightness_contrast and the convolution passes (suffix -> C type).
 CONVERT_TYPES = {"u8": "unsigned char", "u16": "unsigned short", "i16": "short", "f32": "float"}
 
+#: color_twist (hue, saturation, hsv): out = M @ pixel + OFFSET; N pixels of 3 channels per sample.
+CT_SLOTS = {"SRC": 0, "DST": 1, "N": 2, **{f"M{k}": 3 + k for k in range(9)}, "OFFSET": 12}
+#: Pixels of a color kernel's sample per grid row.
+CT_ROW = 1024
+#: color_space_conversion (uint8): N pixels; MODE, channel orders; K: the float32 constants.
+CSC_SLOTS = {"SRC": 0, "DST": 1, "N": 2, "MODE": 3, "REV_IN": 4, "REV_OUT": 5, "K": 6, "CIN": 7, "COUT": 8}
+#: cast: N elements per sample (BC_ROW per grid row).
+CAST_SLOTS = {"SRC": 0, "DST": 1, "N": 2}
+#: Element types of cast (suffix -> C type; float16 as sf_half bits).
+CAST_TYPES = {"u8": "unsigned char", "i8": "signed char", "u16": "unsigned short", "i16": "short",
+              "f16": "sf_half", "f32": "float"}
+#: warp_affine / rotate of HWC images: M0..M5 the destination-to-source matrix (float32 bits);
+#: INTERP 0 nearest, 1 linear; FILL: float32 per channel, or 0 to clamp to the edge.
+WARP_SLOTS = {"SRC": 0, "DST": 1, "FILL": 2, "H": 3, "W": 4, "C": 5, "OH": 6, "OW": 7,
+              **{f"M{k}": 8 + k for k in range(6)}, "INTERP": 14}
+
 _ELEM = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
 _CMN_OUT = {"f32": "float", "f16": "unsigned short", "u8": "unsigned char"}
 _SRC = {"u8": "unsigned char", "f32": "float"}
@@ -144,6 +167,10 @@ KERNEL_NAMES: tuple[str, ...] = (
     *(f"sf_brightness_contrast_{i}_{o}" for i in CONVERT_TYPES for o in CONVERT_TYPES),
     *(f"sf_conv_h_{t}" for t in CONVERT_TYPES),
     *(f"sf_conv_v_{t}" for t in CONVERT_TYPES),
+    *(f"sf_color_twist_{i}_{o}" for i in CONVERT_TYPES for o in CONVERT_TYPES),
+    "sf_csc",
+    *(f"sf_cast_{i}_{o}" for i in CAST_TYPES for o in CAST_TYPES),
+    *(f"sf_warp_affine_{i}_{o}" for i in CONVERT_TYPES for o in CONVERT_TYPES),
 )
 
 #: What streamflow passes to NVRTC.
@@ -152,15 +179,18 @@ COMPILE_OPTIONS: tuple[str, ...] = ("--fmad=false", "--std=c++14")
 CUPY_ADDED_OPTIONS: tuple[str, ...] = ("-ftz=true",)
 
 _FILES = ("common.cuh", "resample.cu", "crop_mirror_normalize.cu", "crop.cu", "flip.cu", "slice.cu", "convert.cuh",
-          "brightness_contrast.cu", "convolution.cu")
+          "brightness_contrast.cu", "convolution.cu", "color.cu", "cast.cu", "warp.cu")
 
 
 def _defines() -> str:
     lines = [f"#define SF_NP {NP}", f"#define SF_MAXC {MAX_CHANNELS}"]
     for prefix, slots in (("RS", RESAMPLE_SLOTS), ("CM", CMN_SLOTS), ("CR", CROP_SLOTS), ("FL", FLIP_SLOTS),
-                          ("SL", SLICE_SLOTS), ("BC", BC_SLOTS), ("CV", CONV_SLOTS)):
+                          ("SL", SLICE_SLOTS), ("BC", BC_SLOTS), ("CV", CONV_SLOTS), ("CSC", CSC_SLOTS),
+                          ("CA", CAST_SLOTS), ("CT", CT_SLOTS), ("WA", WARP_SLOTS)):
         lines += [f"#define {prefix}_{k} {v}" for k, v in slots.items()]
+    lines += ["#define CT_M CT_M0", "#define WA_M WA_M0"]  # the matrices: M0 + k
     lines.append(f"#define BC_ROW {BC_ROW}")
+    lines.append(f"#define CT_ROW {CT_ROW}")
     return "\n".join(lines)
 
 
@@ -183,6 +213,13 @@ def _wrappers() -> str:
                        f'{{ sf_brightness_contrast<{it}, {ot}>(p); }}')
         out.append(f'extern "C" __global__ void sf_conv_h_{i}(const i64* p) {{ sf_conv_h<{it}>(p); }}')
         out.append(f'extern "C" __global__ void sf_conv_v_{i}(const i64* p) {{ sf_conv_v<{it}>(p); }}')
+        for o, ot in CONVERT_TYPES.items():
+            out.append(f'extern "C" __global__ void sf_color_twist_{i}_{o}(const i64* p) {{ sf_color_twist<{it}, {ot}>(p); }}')
+            out.append(f'extern "C" __global__ void sf_warp_affine_{i}_{o}(const i64* p) {{ sf_warp_affine<{it}, {ot}>(p); }}')
+    out.append('extern "C" __global__ void sf_csc(const i64* p) { sf_csc_impl(p); }')
+    for i, it in CAST_TYPES.items():
+        for o, ot in CAST_TYPES.items():
+            out.append(f'extern "C" __global__ void sf_cast_{i}_{o}(const i64* p) {{ sf_cast<{it}, {ot}>(p); }}')
     return "\n".join(out)
 
 

@@ -40,6 +40,44 @@ def _lmdb(reader: str) -> Any:
     return lmdb
 
 
+class _SharedEnvs:
+    """The process's open LMDB environments, shared by the readers that read them.
+
+    LMDB refuses to open one database twice in a process, so two pipelines
+    (or a pipeline and a dynamic-mode reader) over the same database share its
+    environment; the last reader to close it closes it.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._envs: dict[str, list[Any]] = {}  # real path -> [environment, readers using it]
+
+    def acquire(self, lmdb: Any, path: str) -> Any:
+        key = os.path.realpath(path)
+        with self._lock:
+            entry = self._envs.get(key)
+            if entry is None:
+                env = lmdb.open(path, readonly=True, lock=False, readahead=False, subdir=os.path.isdir(path))
+                entry = self._envs[key] = [env, 0]
+            entry[1] += 1
+            return entry[0]
+
+    def release(self, path: str) -> None:
+        key = os.path.realpath(path)
+        with self._lock:
+            entry = self._envs.get(key)
+            if entry is None:
+                return
+            entry[1] -= 1
+            if entry[1] > 0:
+                return
+            del self._envs[key]
+        entry[0].close()
+
+
+_SHARED_ENVS = _SharedEnvs()
+
+
 class LmdbReader(ListSource):
     """Reads the values of LMDB databases in key order; subclasses parse them (``parse``)."""
 
@@ -57,7 +95,7 @@ class LmdbReader(ListSource):
                     "copy the database locally, or convert it to TFRecord or WebDataset shards"
                 )
             try:
-                env = lmdb.open(path, readonly=True, lock=False, readahead=False, subdir=os.path.isdir(path))
+                env = _SHARED_ENVS.acquire(lmdb, path)
             except lmdb.Error as e:
                 raise PipelineDefinitionError(f"{self.name}: cannot open LMDB database {path!r}: {e}") from None
             with env.begin(buffers=False) as txn:
@@ -66,6 +104,7 @@ class LmdbReader(ListSource):
             db_of.extend([d] * len(found))
             keys.extend(found)
         if not keys:
+            self.close()
             raise PipelineDefinitionError(f"{self.name}: the LMDB databases {self.paths} hold no records")
         self.db_of = np.asarray(db_of, dtype=np.int32)
         self.keys: list[bytes] = keys
@@ -81,9 +120,7 @@ class LmdbReader(ListSource):
         with self._lock:
             env = self._envs.get(d)
             if env is None:
-                lmdb = _lmdb(self.name)
-                path = self.paths[d]
-                env = self._envs[d] = lmdb.open(path, readonly=True, lock=False, subdir=os.path.isdir(path))
+                env = self._envs[d] = _SHARED_ENVS.acquire(_lmdb(self.name), self.paths[d])
             return env
 
     def parse(self, value: memoryview, item: int) -> list[Any]:
@@ -120,9 +157,9 @@ class LmdbReader(ListSource):
 
     def close(self) -> None:
         with self._lock:
-            envs, self._envs = list(self._envs.values()), {}
-        for env in envs:
-            env.close()
+            opened, self._envs = list(self._envs), {}
+        for d in opened:
+            _SHARED_ENVS.release(self.paths[d])
 
 
 class CaffeReader(LmdbReader):

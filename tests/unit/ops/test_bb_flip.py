@@ -43,3 +43,12 @@ def test_keeps_flat_shape_and_empty() -> None:
 def test_bad_box_count_names_the_operator() -> None:
     with pytest.raises(PipelineError, match="bb_flip: boxes must have 4 coordinates"):
         run_arrays([np.zeros(5, np.float32)], lambda b: fn.bb_flip(b))
+
+
+# --- the GPU implementation (the CPU code over cupy; numpy in CI) ---------------------------------
+from detection_gpu import check_recorded_on_gpu
+
+
+@pytest.mark.parametrize("case", ["bb_flip_xywh", "bb_flip_ltrb_hv", "bb_flip_per_sample"])
+def test_gpu_matches_cpu_and_dali(kernel_ctx, case: str) -> None:
+    check_recorded_on_gpu(kernel_ctx, case)

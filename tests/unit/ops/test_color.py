@@ -174,3 +174,36 @@ def test_brightness_contrast_per_sample() -> None:
     out = run_arrays(images, lambda x, b: fn.brightness_contrast(x, brightness=b), b=bs)[0]
     for img, o, b in zip(images, out, bs):
         assert_u8_close(o, ref_bc(img, brightness=float(b)))
+
+
+# --- the GPU implementation (host build of the kernels in CI; a real GPU when present) -----------
+from helpers import assert_same_outputs, odd_images, run_cpu_op, run_gpu_impl
+
+from streamflow.ops.color import ColorTwist
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.uint16, np.float32])
+def test_gpu_color_twist_equals_cpu(kernel_ctx, grid, dtype) -> None:
+    """Bit-identical: the same float32 matrix, summed in the same order, converted alike."""
+    rng = np.random.default_rng(8)
+    images = odd_images(rng, 3, dtype=dtype, hi=70) + [rng.integers(0, 255, (2, 1500, 3)).astype(dtype)]
+    if dtype == np.float32:
+        images = [i / np.float32(255) for i in images]
+    args = {"hue": [np.float32(v) for v in (0.0, 30.0, -90.0, 180.0)],
+            "saturation": [np.float32(v) for v in (1.0, 0.0, 0.5, 1.7)]}
+    ops = [ColorTwist("color_twist", brightness=1.4, contrast=1.5), ColorTwist("hsv", value=0.8),
+           ColorTwist("hue", dtype="float"), ColorTwist("saturation", dtype="uint8"),
+           ColorTwist("color_twist", contrast=0.5, dtype="int16")]
+    for op in ops:
+        use = {k: v for k, v in args.items() if k in op.per_sample_args}
+        gpu, gf = run_gpu_impl(kernel_ctx, op, images, use)
+        cpu, cf = run_cpu_op(op, images, use)
+        assert not gf and not cf
+        assert_same_outputs(gpu, cpu, f"{op.name} {np.dtype(dtype)}")
+
+
+def test_gpu_color_twist_refuses_what_it_cannot_take(kernel_ctx) -> None:
+    images = [np.zeros((2, 2, 3), np.int32), np.zeros((2, 2, 4), np.uint8), np.zeros((2, 2, 3), np.uint8)]
+    out, failures = run_gpu_impl(kernel_ctx, ColorTwist("hue", hue=10.0), images)
+    assert "got int32" in str(failures[0]) and "3 channels" in str(failures[1]) and 2 not in failures
+    assert out[2].shape == (2, 2, 3)

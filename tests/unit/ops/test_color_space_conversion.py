@@ -72,3 +72,32 @@ def test_csc_errors() -> None:
         run_arrays([np.zeros((2, 2, 3), np.float32)], lambda x: fn.color_space_conversion(x, image_type="rgb", output_type="gray"))
     with pytest.raises(sf.PipelineError, match="1 channels"):
         run_arrays([rand_image()], lambda x: fn.color_space_conversion(x, image_type="gray", output_type="rgb"))
+
+
+# --- the GPU implementation (host build of the kernels in CI; a real GPU when present) -----------
+from helpers import assert_same_outputs, run_cpu_op, run_gpu_impl
+
+from streamflow.ops.color_space_conversion import ColorSpaceConversion
+
+_TYPES = ["RGB", "BGR", "GRAY", "YCbCr"]
+
+
+def test_gpu_color_space_conversion_equals_cpu(kernel_ctx, grid, photo) -> None:
+    """Every pair of RGB, BGR, GRAY and YCbCr, bit-identical; gray pixels included (Cb = Cr = 128)."""
+    rng = np.random.default_rng(4)
+    rgb = [photo, rng.integers(0, 256, (7, 1100, 3), dtype=np.uint8),
+           np.repeat(rng.integers(0, 256, (5, 9, 1), dtype=np.uint8), 3, axis=2)]
+    for src in _TYPES:
+        images = [np.ascontiguousarray(i[..., :1]) if src == "GRAY" else i for i in rgb]
+        for dst in _TYPES:
+            op = ColorSpaceConversion(src, dst)
+            gpu, gf = run_gpu_impl(kernel_ctx, op, images)
+            cpu, cf = run_cpu_op(op, images)
+            assert not gf and not cf
+            assert_same_outputs(gpu, cpu, f"{src} -> {dst}")
+
+
+def test_gpu_color_space_conversion_errors(kernel_ctx) -> None:
+    images = [np.zeros((2, 2, 3), np.float32), np.zeros((2, 2, 1), np.uint8), np.zeros((2, 2, 3), np.uint8)]
+    _, failures = run_gpu_impl(kernel_ctx, ColorSpaceConversion("RGB", "GRAY"), images)
+    assert "only uint8" in str(failures[0]) and "3 channels" in str(failures[1]) and 2 not in failures

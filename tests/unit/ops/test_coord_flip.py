@@ -35,3 +35,12 @@ def test_errors() -> None:
         run_arrays([np.zeros((1, 2), np.int32)], lambda p: fn.coord_flip(p))
     with pytest.raises(PipelineError, match=r"ndim 1..3"):
         run_arrays([np.zeros((1, 4), np.float32)], lambda p: fn.coord_flip(p))
+
+
+# --- the GPU implementation (the CPU code over cupy; numpy in CI) ---------------------------------
+from detection_gpu import check_recorded_on_gpu
+
+
+@pytest.mark.parametrize("case", ["coord_flip_x", "coord_flip_xy_center", "coord_flip_yx_layout", "coord_flip_3d"])
+def test_gpu_matches_cpu_and_dali(kernel_ctx, case: str) -> None:
+    check_recorded_on_gpu(kernel_ctx, case)

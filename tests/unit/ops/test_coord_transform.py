@@ -42,3 +42,13 @@ def test_errors() -> None:
         run_arrays([np.zeros((1, 2), np.float32)], lambda p: fn.coord_transform(p, T=[1.0, 2.0, 3.0]))
     with pytest.raises(PipelineError, match="at least 2 dimensions"):
         run_arrays([np.zeros(2, np.float32)], lambda p: fn.coord_transform(p))
+
+
+# --- the GPU implementation (the CPU code over cupy; numpy in CI) ---------------------------------
+from detection_gpu import check_recorded_on_gpu
+
+
+@pytest.mark.parametrize("case", ["coord_transform_m_t", "coord_transform_mt", "coord_transform_scalar",
+                                  "coord_transform_3d_to_2d", "coord_transform_uint8", "coord_transform_per_sample_mt"])
+def test_gpu_matches_cpu_and_dali(kernel_ctx, case: str) -> None:
+    check_recorded_on_gpu(kernel_ctx, case)

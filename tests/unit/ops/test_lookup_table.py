@@ -35,3 +35,12 @@ def test_errors() -> None:
         fn.lookup_table(node, keys=[70000], values=[1.0])
     with pytest.raises(PipelineError, match="the input must be integers, got float32"):
         run_arrays([np.zeros(2, np.float32)], lambda v: fn.lookup_table(v, keys=[1], values=[1.0]))
+
+
+# --- the GPU implementation (the CPU code over cupy; numpy in CI) ---------------------------------
+from detection_gpu import check_recorded_on_gpu
+
+
+@pytest.mark.parametrize("case", ["lookup_table", "lookup_table_uint8"])
+def test_gpu_matches_cpu_and_dali(kernel_ctx, case: str) -> None:
+    check_recorded_on_gpu(kernel_ctx, case)

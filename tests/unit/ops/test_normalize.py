@@ -86,3 +86,43 @@ def test_normalize_errors() -> None:
     with pytest.raises(sf.PipelineError, match="does not fit"):
         run_arrays([sample()], lambda d: fn.normalize(d, mean=np.zeros((1, 1, 4)), axes=[0, 1]))
     fn.normalize(src, batch=True, mean=0.0, stddev=1.0)  # fine: nothing to compute over the batch
+
+
+# --- the GPU implementation (the CPU code over cupy; numpy in CI) ---------------------------------
+from helpers import run_cpu_op, run_gpu_impl
+
+from streamflow.ops.normalize import Normalize
+
+
+def assert_close_on_device(ctx, got, want, what: str) -> None:
+    """Bit-identical on the host build; on a GPU, within the reductions' rounding (docs/gpu.md)."""
+    assert len(got) == len(want)
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert g.shape == w.shape and g.dtype == w.dtype, f"{what} sample {i}"
+        if ctx.xp is np:
+            assert np.array_equal(g, w, equal_nan=True), f"{what} sample {i}"
+        elif g.dtype.kind == "f":
+            np.testing.assert_array_max_ulp(g, w, maxulp=2)
+        else:
+            assert np.abs(g.astype(np.int64) - w.astype(np.int64)).max() <= 1, f"{what} sample {i}"
+
+
+@pytest.mark.parametrize("kw", [
+    {}, {"axes": (0, 1)}, {"axis_names": "HW", "layout": "HWC"}, {"mean": 0.5, "stddev": 2.0, "epsilon": 1.0},
+    {"ddof": 1, "scale": 64.0, "shift": 128.0, "dtype": "uint8"}, {"axes": 1, "dtype": "int16", "scale": 1000.0},
+    {"mean": np.full((1, 1, 3), 2.0), "stddev_per_sample": True},
+])
+def test_gpu_normalize_equals_cpu(kernel_ctx, kw) -> None:
+    images = [sample(3), sample(4, (7, 2, 3)), np.full((4, 5, 3), 3.0, np.float32),
+              np.random.default_rng(5).integers(0, 255, (6, 9, 3)).astype(np.uint8)]
+    args = {"stddev": [np.full((1, 1, 3), v) for v in (1.0, 0.5, 2.0, 30.0)]} if kw.get("stddev_per_sample") else {}
+    op = Normalize(**kw)
+    gpu, gf = run_gpu_impl(kernel_ctx, op, images, args)
+    cpu, cf = run_cpu_op(op, images, args)
+    assert not gf and not cf
+    assert_close_on_device(kernel_ctx, gpu, cpu, str(kw))
+
+
+def test_gpu_normalize_errors(kernel_ctx) -> None:
+    _, failures = run_gpu_impl(kernel_ctx, Normalize(axes=3), [sample(), np.zeros((2, 2, 2, 2), np.float32)])
+    assert "axis 3 out of range" in str(failures[0]) and 1 not in failures

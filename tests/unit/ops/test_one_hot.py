@@ -34,3 +34,13 @@ def test_values_must_fit_the_type() -> None:
         fn.one_hot(node, num_classes=3, dtype=types.UINT8, on_value=300)
     with pytest.raises(PipelineDefinitionError, match="num_classes must be at least 1"):
         fn.one_hot(node)
+
+
+# --- the GPU implementation (the CPU code over cupy; numpy in CI) ---------------------------------
+from detection_gpu import check_recorded_on_gpu
+
+
+@pytest.mark.parametrize("case", ["one_hot_scalars", "one_hot_axis0_int16", "one_hot_mixed_batch",
+                                  "one_hot_single_elements", "one_hot_2d_axis1", "one_hot_float_input"])
+def test_gpu_matches_cpu_and_dali(kernel_ctx, case: str) -> None:
+    check_recorded_on_gpu(kernel_ctx, case)

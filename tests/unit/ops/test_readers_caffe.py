@@ -108,3 +108,24 @@ def test_remote_and_missing_databases_are_refused(tmp_path: Path) -> None:
         pipeline(lambda: fn.readers.caffe2(path=str(tmp_path / "nope")))
     with pytest.raises(sf.PipelineDefinitionError, match="label_type must be"):
         pipeline(lambda: fn.readers.caffe2(path=str(tmp_path), label_type=7))
+
+
+@pytest.mark.parametrize("kind", ["caffe", "caffe2"])
+def test_two_pipelines_read_one_database(ref: dict, kind: str) -> None:
+    # LMDB refuses to open a database twice in a process: the readers share its environment.
+    read = getattr(fn.readers, kind)
+
+    @sf.pipeline_def(batch_size=2, num_threads=1, seed=1)
+    def pipe():  # type: ignore[no-untyped-def]
+        return tuple(read(path=ref[kind]))
+
+    first, second = pipe(), pipe()
+    with first:
+        with second:
+            a, b = first.run(), second.run()
+            assert all(np.array_equal(np.asarray(x.at(i)), np.asarray(y.at(i)))
+                       for x, y in zip(a, b) for i in range(2))
+        again = first.run()  # the second pipeline's end does not close the first one's database
+        assert len(again[0]) == 2
+    with pipe() as third:  # every reader gone: the database opens again
+        assert len(third.run()[0]) == 2

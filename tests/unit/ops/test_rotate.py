@@ -145,3 +145,22 @@ def test_rotate_argument_errors() -> None:
         fn.rotate(src, angle=3, keep_size=True, size=(3, 3))
     with pytest.raises(sf.PipelineDefinitionError, match="size"):
         fn.rotate(src, angle=3, size=(3, -1))
+
+
+# --- the GPU implementation (host build of the kernels in CI; a real GPU when present) -----------
+from helpers import assert_same_outputs, run_cpu_op, run_gpu_impl
+
+from streamflow.ops.rotate import Rotate
+
+
+@pytest.mark.parametrize("interp", ["INTERP_LINEAR", "INTERP_NN"])
+def test_gpu_rotate_equals_cpu(kernel_ctx, grid, photo, interp) -> None:
+    """Bit-identical: the CPU's matrices and canvas sizes, the warp kernel's sampling."""
+    images = [photo, rand_image(17, 300, seed=4), rand_image(9, 12, seed=5)[:, :, 0].copy()]
+    angles = [np.float32(a) for a in (12.5, -90.0, 33.3)]
+    for op in (Rotate(interp=interp), Rotate(interp=interp, fill_value=0, keep_size=True),
+               Rotate(interp=interp, size=(40, 51), fill_value=255, dtype="float")):
+        gpu, gf = run_gpu_impl(kernel_ctx, op, images, {"angle": angles})
+        cpu, cf = run_cpu_op(op, images, {"angle": angles})
+        assert not gf and not cf
+        assert_same_outputs(gpu, cpu, f"rotate {interp} keep_size={op.keep_size} size={op.size}")

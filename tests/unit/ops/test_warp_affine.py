@@ -71,3 +71,53 @@ def test_warp_affine_operator_inverse_map_per_sample_and_size() -> None:
         fn.warp_affine(fn.external_source([[]]), matrix=[1, 2, 3])
     with pytest.raises(sf.PipelineDefinitionError, match="singular"):
         fn.warp_affine(fn.external_source([[]]), matrix=[1, 1, 0, 1, 1, 0], inverse_map=False)
+
+
+# --- the GPU implementation (host build of the kernels in CI; a real GPU when present) -----------
+from helpers import assert_same_outputs, odd_images, run_cpu_op, run_gpu_impl
+
+from streamflow.ops.warp_affine import WarpAffine
+
+_MATRICES = [
+    np.array([0.9, 0.2, -3.0, -0.1, 1.1, 2.5], np.float32),     # shear, shift: parts outside
+    np.array([0.37, 0.0, 1.3, 0.0, 0.41, -0.7], np.float32),    # upscale: many taps per pixel
+    np.array([2.3, -0.6, 5.0, 0.5, 1.7, -9.0], np.float32),     # downscale and rotate
+    np.array([-1.0, 0.0, 40.0, 0.0, 1.0, 0.0], np.float32),     # mirror
+]
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.uint16, np.float32])
+def test_gpu_warp_affine_equals_cpu(kernel_ctx, grid, dtype) -> None:
+    """Bit-identical for both filters, fill and clamp, other output types, outputs wider than a
+    256-column tile, HW images and per-sample matrices and sizes."""
+    rng = np.random.default_rng(11)
+    images = odd_images(rng, 3, dtype=dtype, lo=5, hi=60) + odd_images(rng, 1, channels=0, dtype=dtype, hi=40)
+    if dtype == np.int16:
+        images = [(i.astype(np.int32) * 97 - 12000).astype(np.int16) for i in images]
+    args = {"matrix": _MATRICES, "size": [np.array(s, np.float32) for s in ((31, 29), (9, 600), (40, 17), (23, 35))]}
+    for interp in ("INTERP_LINEAR", "INTERP_NN"):
+        for fill, out_dtype in ((None, None), (300.0, "float"), ((7.0, -2.5, 1e6), "uint8"), (-1.5, "int16")):
+            op = WarpAffine(interp=interp, fill_value=fill, dtype=out_dtype)
+            # the 3-value fill fits only 3 channels: the HW sample fails alike on both sides
+            gpu, gf = run_gpu_impl(kernel_ctx, op, images, args)
+            cpu, cf = run_cpu_op(op, images, args)
+            assert sorted(gf) == sorted(cf)
+            assert_same_outputs(gpu, cpu, f"{interp} fill={fill} {np.dtype(dtype)} -> {out_dtype}")
+
+
+def test_gpu_warp_affine_inverse_map_and_constant_matrix(kernel_ctx) -> None:
+    images = [rand_image(20, 300, seed=3)]
+    op = WarpAffine([1.1, 0.1, 2.0, -0.2, 0.9, 1.0], inverse_map=False, size=(25, 333), fill_value=0)
+    gpu, _ = run_gpu_impl(kernel_ctx, op, images)
+    cpu, _ = run_cpu_op(op, images)
+    assert_same_outputs(gpu, cpu, "inverse_map=False")
+
+
+def test_gpu_warp_affine_errors(kernel_ctx) -> None:
+    images = [np.zeros((2, 3, 4, 1), np.uint8), np.zeros((4, 4, 3), np.int32), np.zeros((4, 4, 3), np.uint8),
+              np.zeros((0, 4, 3), np.uint8)]
+    _, failures = run_gpu_impl(kernel_ctx, WarpAffine([1, 0, 0, 0, 1, 0]), images)
+    assert "CPU only" in str(failures[0]) and "got int32" in str(failures[1]) and "non-empty" in str(failures[3])
+    assert 2 not in failures
+    _, failures = run_gpu_impl(kernel_ctx, WarpAffine([1, 0, 0, 0, 1, 0], fill_value=(1, 2)), images[2:3])
+    assert "1 or 3 values" in str(failures[0])
