@@ -41,6 +41,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sf_simd.h"
+
 #if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__) && \
     !defined(SF_NO_CLONES)
 #define SF_CLONES __attribute__((target_clones("avx2", "default")))
@@ -130,45 +132,39 @@ static inline double sat_round_d(float v, double lo, double hi) {
     return r < lo ? lo : (r > hi ? hi : r);
 }
 
-#if defined(__GNUC__) || defined(__clang__)
-/* 4 lanes at a time with GCC vector extensions (SSE2 in the default clone): the same
- * operations as sat_round_small, lane by lane. */
-typedef float v4f __attribute__((vector_size(16)));
-typedef int32_t v4i __attribute__((vector_size(16)));
-#define STORE_SMALL(T, VT, LO, HI)                                                          \
-    do {                                                                                    \
-        typedef T VT __attribute__((vector_size(4 * sizeof(T))));                           \
-        T *restrict o = (T *)dst;                                                           \
-        const v4f lo = {LO, LO, LO, LO}, hi = {HI, HI, HI, HI};                             \
-        const v4f half = {0.5f, 0.5f, 0.5f, 0.5f}, mhalf = {-0.5f, -0.5f, -0.5f, -0.5f};    \
-        int i = 0;                                                                          \
-        for (; i + 4 <= n; i += 4) {                                                        \
-            v4f v;                                                                          \
-            memcpy(&v, src + i, sizeof v);                                                  \
-            v = (v4f)((v4i)v & (v == v));                    /* NaN -> 0 */                 \
-            v4i m = v < lo;                                                                 \
-            v = (v4f)(((v4i)v & ~m) | ((v4i)lo & m));                                       \
-            m = v > hi;                                                                     \
-            v = (v4f)(((v4i)v & ~m) | ((v4i)hi & m));                                       \
-            v4i t = __builtin_convertvector(v, v4i);         /* truncates */                \
-            v4f d = v - __builtin_convertvector(t, v4f);     /* exact */                    \
-            t = t - (d >= half) + (d <= mhalf);              /* true is -1 */               \
-            VT b = __builtin_convertvector(t, VT);                                          \
-            memcpy(o + i, &b, sizeof b);                                                    \
-        }                                                                                   \
-        for (; i < n; i++) o[i] = (T)sat_round_small(src[i], LO, HI);                       \
+/* sat_round_small on 4 lanes with GCC vector extensions (SSE2 in the default clone): the same
+ * operations lane by lane. */
+static inline __attribute__((always_inline)) sf_v4i round4_small(sf_v4f v, float LO, float HI) {
+    const sf_v4f lo = {LO, LO, LO, LO}, hi = {HI, HI, HI, HI};
+    const sf_v4f half = {0.5f, 0.5f, 0.5f, 0.5f}, mhalf = {-0.5f, -0.5f, -0.5f, -0.5f};
+    v = (sf_v4f)((sf_v4i)v & (v == v)); /* NaN -> 0 */
+    v = sf_select(v < lo, lo, v);
+    v = sf_select(v > hi, hi, v);
+    sf_v4i t = __builtin_convertvector(v, sf_v4i);       /* truncates */
+    sf_v4f d = v - __builtin_convertvector(t, sf_v4f);   /* exact */
+    return t - (d >= half) + (d <= mhalf);               /* true is -1 */
+}
+
+/* 16 values at a time, packed to the 8- or 16-bit type (sf_simd.h), the rest one by one. */
+#define STORE_SMALL(T, KIND, LO, HI)                                                           \
+    do {                                                                                       \
+        T *restrict o = (T *)dst;                                                              \
+        int i = 0;                                                                             \
+        for (; i + 16 <= n; i += 16) {                                                         \
+            sf_v4f v[4];                                                                       \
+            memcpy(v, src + i, sizeof v);                                                      \
+            sf_narrow16(KIND, o + i, round4_small(v[0], LO, HI), round4_small(v[1], LO, HI),  \
+                        round4_small(v[2], LO, HI), round4_small(v[3], LO, HI));               \
+        }                                                                                      \
+        for (; i < n; i++) o[i] = (T)sat_round_small(src[i], LO, HI);                          \
     } while (0)
-#else
-#define STORE_SMALL(T, VT, LO, HI) \
-    for (int i = 0; i < n; i++) ((T *)dst)[i] = (T)sat_round_small(src[i], LO, HI)
-#endif
 
 SF_CLONES static void store_row(char *restrict dst, int dt, const float *restrict src, int n) {
     switch (dt) {
-        case DT_U8: STORE_SMALL(uint8_t, vu8, 0.0f, 255.0f); break;
-        case DT_I8: STORE_SMALL(int8_t, vi8, -128.0f, 127.0f); break;
-        case DT_U16: STORE_SMALL(uint16_t, vu16, 0.0f, 65535.0f); break;
-        case DT_I16: STORE_SMALL(int16_t, vi16, -32768.0f, 32767.0f); break;
+        case DT_U8: STORE_SMALL(uint8_t, SF_U8, 0.0f, 255.0f); break;
+        case DT_I8: STORE_SMALL(int8_t, SF_I8, -128.0f, 127.0f); break;
+        case DT_U16: STORE_SMALL(uint16_t, SF_U16, 0.0f, 65535.0f); break;
+        case DT_I16: STORE_SMALL(int16_t, SF_I16, -32768.0f, 32767.0f); break;
         case DT_U32: for (int i = 0; i < n; i++) ((uint32_t *)dst)[i] = (uint32_t)sat_round_d(src[i], 0, 4294967295.0); break;
         case DT_I32: for (int i = 0; i < n; i++) ((int32_t *)dst)[i] = (int32_t)sat_round_d(src[i], -2147483648.0, 2147483647.0); break;
         default: memcpy(dst, src, (size_t)n * sizeof(float)); break;

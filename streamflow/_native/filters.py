@@ -172,24 +172,34 @@ def median(src: np.ndarray, window: tuple[int, int]) -> np.ndarray:
     return _finish(out3, was_2d, np.dtype(src.dtype))
 
 
-def linear(src: np.ndarray, mul: float, add: float, out_dtype: Any = None) -> np.ndarray:
+def _out_array(out: np.ndarray | None, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """``out`` when it is a C-contiguous array of ``shape`` and ``dtype`` (e.g. a row of the batch), else a new one."""
+    if out is not None and out.shape == shape and out.dtype == dtype and out.flags.c_contiguous:
+        return out
+    return np.empty(shape, dtype=dtype)
+
+
+def linear(src: np.ndarray, mul: float, add: float, out_dtype: Any = None, out: np.ndarray | None = None) -> np.ndarray:
     """``src * mul + add`` element by element in float32 (any shape), converted as the filters convert.
 
-    The output has ``out_dtype`` (default: the input's); types the kernel
+    The output has ``out_dtype`` (default: the input's), written into ``out``
+    when given (same shape and type, C-contiguous); types the kernel
     does not handle are refused with ``ValueError`` (the caller falls back).
     """
     kernel_out, final = _out_type(src.dtype, out_dtype)
     if src.dtype not in KERNEL_DTYPES or final != kernel_out:
         raise ValueError(f"linear: no kernel for {src.dtype} -> {final}")
     src = np.asarray(src, order="C")  # not ascontiguousarray: that one makes a 0-d sample 1-d
-    out = np.empty(src.shape, dtype=kernel_out)
-    _native().linear(src, out, float(mul), float(add))
-    return out
+    target = _out_array(out, src.shape, kernel_out)
+    _native().linear(src, target, float(mul), float(add))
+    return target
 
 
-def color_matrix(src: np.ndarray, matrix: np.ndarray, offset: float, out_dtype: Any = None) -> np.ndarray:
+def color_matrix(src: np.ndarray, matrix: np.ndarray, offset: float, out_dtype: Any = None,
+                 out: np.ndarray | None = None) -> np.ndarray:
     """``out[..., i] = sum_j matrix[i, j] * src[..., j] + offset`` for 3-channel pixels (float32, in
-    the order of ``ops/color.py: apply_linear``), converted as the filters convert.
+    the order of ``ops/color.py: apply_linear``), converted as the filters convert; written into
+    ``out`` when given (same shape and type, C-contiguous).
 
     Raises ``ValueError`` for types or shapes the kernel does not handle (the caller falls back).
     """
@@ -197,9 +207,9 @@ def color_matrix(src: np.ndarray, matrix: np.ndarray, offset: float, out_dtype: 
     if src.dtype not in KERNEL_DTYPES or final != kernel_out or src.ndim < 1 or src.shape[-1] != 3:
         raise ValueError(f"color_matrix: no kernel for {src.dtype} -> {final} of shape {src.shape}")
     src = np.ascontiguousarray(src)
-    out = np.empty(src.shape, dtype=kernel_out)
-    _native().color_matrix(src, out, np.ascontiguousarray(matrix, dtype=np.float32).reshape(9), float(offset))
-    return out
+    target = _out_array(out, src.shape, kernel_out)
+    _native().color_matrix(src, target, np.ascontiguousarray(matrix, dtype=np.float32).reshape(9), float(offset))
+    return target
 
 
 def histograms(image: np.ndarray, channels: int) -> np.ndarray:

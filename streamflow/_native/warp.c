@@ -43,6 +43,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sf_simd.h"
+
 #if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__) && \
     !defined(SF_NO_CLONES)
 #define SF_CLONES __attribute__((target_clones("avx2", "default")))
@@ -52,6 +54,9 @@
 
 /* GCC / clang: vector extensions and forced inlining are used throughout */
 #define SF_INLINE static inline __attribute__((always_inline))
+typedef sf_v4f v4f;
+typedef sf_v4i v4i;
+#define vsel sf_select
 
 enum { DT_U8, DT_I8, DT_U16, DT_I16, DT_U32, DT_I32, DT_F32, DT_F64 };
 enum { B_CONSTANT, B_EDGE, B_REFLECT_1001, B_REFLECT_101, B_WRAP };
@@ -103,42 +108,43 @@ SF_INLINE int round_sat(float v, float lo, float hi) {
     return (int)r;
 }
 
-/* 4 lanes at a time with GCC vector extensions (SSE2 in the default clone): round_sat. */
-typedef float v4f __attribute__((vector_size(16)));
-typedef int32_t v4i __attribute__((vector_size(16)));
-SF_INLINE v4f vsel(v4i m, v4f a, v4f b) { return (v4f)(((v4i)a & m) | ((v4i)b & ~m)); }
-#define STORE_INT(T, LO, HI)                                                                \
+/* round_sat on 4 lanes (SSE2 in the default clone): the same operations lane by lane. */
+SF_INLINE v4i round4_sat(v4f v, float LO, float HI) {
+    const v4f lo = {LO, LO, LO, LO}, hi = {HI, HI, HI, HI}, one = {1, 1, 1, 1};
+    const v4f lo1 = lo - one, hi1 = hi + one, half = one * 0.5f, zero = {0, 0, 0, 0};
+    v = (v4f)((v4i)v & (v == v));
+    v = vsel(v < lo1, lo1, v);
+    v = vsel(v > hi1, hi1, v);
+    const v4f a = v + half, b = v - half;
+    const v4f ta = __builtin_convertvector(__builtin_convertvector(a, v4i), v4f);
+    const v4f tb = __builtin_convertvector(__builtin_convertvector(b, v4i), v4f);
+    const v4f fa = vsel(ta > a, ta - one, ta), cb = vsel(tb < b, tb + one, tb);
+    v4f r = vsel(v >= zero, fa, cb);
+    r = vsel(r < lo, lo, r);
+    r = vsel(r > hi, hi, r);
+    return __builtin_convertvector(r, v4i);
+}
+
+/* 16 values at a time, packed to the 8- or 16-bit type (sf_simd.h), the rest one by one. */
+#define STORE_INT(T, KIND, LO, HI)                                                          \
     do {                                                                                    \
-        typedef T vT __attribute__((vector_size(4 * sizeof(T))));                          \
         T *restrict o = (T *)dst;                                                           \
-        const v4f lo = {LO, LO, LO, LO}, hi = {HI, HI, HI, HI}, one = {1, 1, 1, 1};         \
-        const v4f lo1 = lo - one, hi1 = hi + one, half = one * 0.5f, zero = {0, 0, 0, 0};   \
         int i = 0;                                                                          \
-        for (; i + 4 <= n; i += 4) {                                                        \
-            v4f v;                                                                          \
-            memcpy(&v, src + i, sizeof v);                                                  \
-            v = (v4f)((v4i)v & (v == v));                                                   \
-            v = vsel(v < lo1, lo1, v);                                                      \
-            v = vsel(v > hi1, hi1, v);                                                      \
-            const v4f a = v + half, b = v - half;                                           \
-            const v4f ta = __builtin_convertvector(__builtin_convertvector(a, v4i), v4f);     \
-            const v4f tb = __builtin_convertvector(__builtin_convertvector(b, v4i), v4f);     \
-            const v4f fa = vsel(ta > a, ta - one, ta), cb = vsel(tb < b, tb + one, tb);      \
-            v4f r = vsel(v >= zero, fa, cb);                                                \
-            r = vsel(r < lo, lo, r);                                                        \
-            r = vsel(r > hi, hi, r);                                                        \
-            const vT t = __builtin_convertvector(__builtin_convertvector(r, v4i), vT);       \
-            memcpy(o + i, &t, sizeof t);                                                    \
+        for (; i + 16 <= n; i += 16) {                                                      \
+            v4f v[4];                                                                       \
+            memcpy(v, src + i, sizeof v);                                                   \
+            sf_narrow16(KIND, o + i, round4_sat(v[0], LO, HI), round4_sat(v[1], LO, HI),    \
+                        round4_sat(v[2], LO, HI), round4_sat(v[3], LO, HI));                \
         }                                                                                   \
         for (; i < n; i++) o[i] = (T)round_sat(src[i], LO, HI);                             \
     } while (0)
 
 SF_CLONES static void store_f32(char *restrict dst, int dt, const float *restrict src, int n) {
     switch (dt) {
-        case DT_U8: STORE_INT(uint8_t, 0.0f, 255.0f); break;
-        case DT_I8: STORE_INT(int8_t, -128.0f, 127.0f); break;
-        case DT_U16: STORE_INT(uint16_t, 0.0f, 65535.0f); break;
-        case DT_I16: STORE_INT(int16_t, -32768.0f, 32767.0f); break;
+        case DT_U8: STORE_INT(uint8_t, SF_U8, 0.0f, 255.0f); break;
+        case DT_I8: STORE_INT(int8_t, SF_I8, -128.0f, 127.0f); break;
+        case DT_U16: STORE_INT(uint16_t, SF_U16, 0.0f, 65535.0f); break;
+        case DT_I16: STORE_INT(int16_t, SF_I16, -32768.0f, 32767.0f); break;
         default: memcpy(dst, src, (size_t)n * sizeof(float)); break;
     }
 }

@@ -53,8 +53,15 @@ def _contiguous(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a)
 
 
+def _target(out: np.ndarray | None, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """``out`` when it is a C-contiguous array of ``shape`` and ``dtype`` (a row of the batch), else a new one."""
+    if out is not None and out.shape == shape and out.dtype == dtype and out.flags.c_contiguous:
+        return out
+    return np.empty(shape, dtype=dtype)
+
+
 def affine(src: np.ndarray, matrix: np.ndarray, out_size: tuple[int, ...], *, linear: bool,
-           fill: np.ndarray | None, out_dtype: np.dtype) -> np.ndarray:
+           fill: np.ndarray | None, out_dtype: np.dtype, out: np.ndarray | None = None) -> np.ndarray:
     """Warp an HWC image (``matrix``: 2x3) or a DHWC volume (3x4) by a destination-to-source map.
 
     Args:
@@ -65,6 +72,8 @@ def affine(src: np.ndarray, matrix: np.ndarray, out_size: tuple[int, ...], *, li
         fill: the value of taps outside the source, one per channel, already
             in the source's type; ``None`` clamps to the edge.
         out_dtype: the output type.
+        out: where to write the result if it fits (shape ``(*out_size, C)``,
+            ``out_dtype``, C-contiguous), e.g. a row of the batch array.
     """
     native = _native()
     odt = np.dtype(out_dtype)
@@ -73,16 +82,16 @@ def affine(src: np.ndarray, matrix: np.ndarray, out_size: tuple[int, ...], *, li
         raise KernelUnsupported(f"no warp kernel for {src.dtype} -> {odt}")
     src = _contiguous(src)
     kernel_dtype = src.dtype if copy else (odt if odt in _AFFINE_OUT else np.dtype(np.float32))
-    out = np.empty((*out_size, src.shape[-1]), dtype=kernel_dtype)
+    result = _target(out, (*out_size, src.shape[-1]), kernel_dtype)
     fill_px = None if fill is None else np.ascontiguousarray(fill, dtype=src.dtype)
     m = np.ascontiguousarray(matrix, dtype=np.float32).reshape(-1)
-    (native.affine2d if src.ndim == 3 else native.affine3d)(src, out, m, linear, fill_px, copy)
-    return out if out.dtype == odt else out.astype(odt)
+    (native.affine2d if src.ndim == 3 else native.affine3d)(src, result, m, linear, fill_px, copy)
+    return result if result.dtype == odt else result.astype(odt)
 
 
 def perspective(src: np.ndarray, out_size: tuple[int, int], *, matrix: np.ndarray | None = None,
                 mapx: np.ndarray | None = None, mapy: np.ndarray | None = None, half: float, linear: bool,
-                border: str, fill: np.ndarray) -> np.ndarray:
+                border: str, fill: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """Sample an HWC image in double precision at the points of a homography or of two maps.
 
     Args:
@@ -94,12 +103,13 @@ def perspective(src: np.ndarray, out_size: tuple[int, int], *, matrix: np.ndarra
         linear: bilinear if true, else nearest (half to even).
         border: a key of ``BORDERS``.
         fill: the constant border's value, one float64 per channel.
+        out: where to write the result if it fits (as ``affine``).
     """
     native = _native()
     if src.dtype not in _IN_TYPES:
         raise KernelUnsupported(f"no perspective kernel for {src.dtype}")
     src = _contiguous(src)
-    out = np.empty((*out_size, src.shape[2]), dtype=src.dtype)
+    result = _target(out, (*out_size, src.shape[2]), src.dtype)
     m = None if matrix is None else np.ascontiguousarray(matrix, dtype=np.float64).reshape(-1)
     if m is None:
         assert mapx is not None and mapy is not None
@@ -107,5 +117,5 @@ def perspective(src: np.ndarray, out_size: tuple[int, int], *, matrix: np.ndarra
             mapx, mapy = mapx.astype(np.float64, copy=False), mapy.astype(np.float64, copy=False)
         mapx, mapy = _contiguous(mapx), _contiguous(mapy)
     fill64 = np.ascontiguousarray(np.broadcast_to(np.asarray(fill, dtype=np.float64), (src.shape[2],)))
-    native.perspective(src, out, m, mapx, mapy, float(half), linear, BORDERS[border], fill64)
-    return out
+    native.perspective(src, result, m, mapx, mapy, float(half), linear, BORDERS[border], fill64)
+    return result

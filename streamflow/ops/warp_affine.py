@@ -139,6 +139,7 @@ def warp_affine_image(
     interp: InterpType = InterpType.INTERP_LINEAR,
     fill_value: float | Sequence[float] | None = None,
     out_dtype: Any = None,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
     """Warp an HWC (or HW) image by a destination-to-source 2x3 ``matrix``.
 
@@ -150,6 +151,8 @@ def warp_affine_image(
         fill_value: value of source points outside the image (one, or one per
             channel); ``None`` clamps to the edge pixel.
         out_dtype: output dtype (default: the input's).
+        out: where to write the result if it fits (the output's shape and
+            type, C-contiguous), e.g. the sample's row of the batch array.
     """
     if not isinstance(src, np.ndarray) or src.ndim not in (2, 3):
         raise ValueError(f"expected an HWC or HW image, got {getattr(src, 'shape', type(src).__name__)}")
@@ -167,12 +170,13 @@ def warp_affine_image(
     m = _as_matrix(matrix)
     converted = fill_values(fill_value, C, img.dtype)
     fills = None if converted is None else converted.astype(img.dtype)
+    target = None if out is None or not was_2d else out[:, :, None]
     try:  # the C kernel: the same float32 operations, one pass, GIL released
-        out = native_warp.affine(img, m.astype(F32), (out_h, out_w), linear=interp is InterpType.INTERP_LINEAR,
-                                 fill=fills, out_dtype=odt)
+        result = native_warp.affine(img, m.astype(F32), (out_h, out_w), linear=interp is InterpType.INTERP_LINEAR,
+                                    fill=fills, out_dtype=odt, out=out if target is None else target)
     except native_warp.KernelUnsupported:  # other element types
-        out = _warp_affine_numpy(img, m, (out_h, out_w), interp, fills, odt)
-    return out[:, :, 0] if was_2d else out
+        result = _warp_affine_numpy(img, m, (out_h, out_w), interp, fills, odt)
+    return result[:, :, 0] if was_2d else result
 
 
 def _warp_affine_numpy(img: np.ndarray, matrix: np.ndarray, out_size: tuple[int, int], interp: InterpType,
@@ -303,8 +307,10 @@ class AffineWarp(Operator):
                 matrix, size = self.plan(chunk, row, image)
                 if len(size) != 2:
                     raise SampleError(f"{self.name}: an image's size must be (height, width), got {size}")
+                shape = tuple(size) + image.shape[2:]
                 out.append(warp_affine_image(
                     image, matrix, size, interp=self.interp, fill_value=self.fill_value, out_dtype=self.dtype,
+                    out=chunk.output_buffer(row, shape, self.dtype or image.dtype),
                 ))
             except (SampleError, ValueError, PipelineDefinitionError) as err:
                 chunk.fail(row, err if isinstance(err, SampleError) else SampleError(f"{self.name}: {err}"))
