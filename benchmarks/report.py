@@ -325,8 +325,8 @@ def _dali_pipeline_table(data: Json, stem: str, what: str, unit: str) -> Part:
             rows.append([r.get("system"), "skipped" if "skipped" in r else "failed", "-", "-", "-"])
             notes.append(f"- {r.get('system')}: {r.get('skipped') or r.get('error') or r.get('reason')}")
             continue
-        rows.append([r["system"], rate(t["rate_median"]), rate(t["rate_best"]), ratio(t["rate_median"], rates.get("dali")),
-                     fmt(t.get("warmup_seconds"), 1)])
+        rows.append([r["system"], rate(t["rate_median"]), rate(t["rate_best"]),
+                     ratio(t["rate_median"], rates.get("dali")), fmt(t.get("warmup_seconds"), 1)])
     text = "\n\n".join(x for x in [
         config_line(data.get("config", {}), skip=("json", "quick", "data_dir", "annotations", "dali_python")),
         md_table(["system", f"{unit} median", f"{unit} best", "vs DALI", "warm-up epoch [s]"], rows),
@@ -460,9 +460,9 @@ def augment_table(data: Json, stem: str) -> Part:
                        "streamflow / DALI"], rows),
              "`not run`: the benchmark does not run that operator on that system (DALI 2.4 has "
              "`median_blur` on the GPU only)."]
-    for name, r in by.items():
+    for system, r in by.items():
         if "skipped" in r or "error" in r:
-            parts.append(f"- {name}: {r.get('skipped') or r.get('error')}")
+            parts.append(f"- {system}: {r.get('skipped') or r.get('error')}")
     blur = (by.get("streamflow") or {}).get("numpy_blur")
     gb = timing_of(sf_ops.get("gaussian_blur s=2") or {})
     if blur and timing_of(blur):
@@ -693,19 +693,21 @@ def soak_table(data: Json, stem: str) -> Part:
     args = data.get("args") or {}
     threads, fds = data.get("threads") or ["-"] * 3, data.get("fds") or ["-"] * 3
     growth, tol = data.get("rss_growth"), args.get("tolerance")
-    rows = [
+    verdict = {True: "pass", False: "FAIL"}.get(bool(data["passed"])) if "passed" in data else "not recorded"
+    rows: list[list[Any]] = [
         ["batches", f"{data.get('batches')} ({data.get('epochs')} epochs, batch {args.get('batch_size')}, "
                     f"{args.get('images')} images + {args.get('bad')} broken)"],
         ["throughput after warm-up", f"{fmt(data.get('batches_per_s'), 1)} batches/s"],
         ["RSS after warm-up", f"{fmt((data.get('rss_start_bytes') or 0) / mib, 1)} MiB (batch "
                               f"{data.get('rss_start_batch')})"],
-        ["RSS middle", f"{fmt((data.get('rss_middle_bytes') or 0) / mib, 1)} MiB (batch {data.get('rss_middle_batch')})"],
+        ["RSS middle", f"{fmt((data.get('rss_middle_bytes') or 0) / mib, 1)} MiB (batch "
+                       f"{data.get('rss_middle_batch')})"],
         ["RSS end", f"{fmt((data.get('rss_end_bytes') or 0) / mib, 1)} MiB"],
         ["RSS growth", f"{growth * 100:+.2f} % (limit {tol * 100:g} %)" if growth is not None and tol else "-"],
         ["threads before / running / after close", " / ".join(map(str, threads))],
         ["file descriptors before / running / after close", " / ".join(map(str, fds))],
         ["broken samples skipped", data.get("skipped")],
-        ["verdict", {True: "pass", False: "FAIL"}.get(data.get("passed"), "not recorded")],
+        ["verdict", verdict],
     ]
     behind = []
     if data.get("passed") is False:
@@ -811,7 +813,8 @@ def comparison_table(path: Path, data: Json) -> str:
     lines += ["", md_table(headers, rows)]
     if len(versions) == 2:
         a, b = versions
-        changes = [f"{mm} {meds[(b, mm)] / meds[(a, mm)]:.2f}x" for mm in metrics if (a, mm) in meds and (b, mm) in meds]
+        changes = [f"{mm} {meds[(b, mm)] / meds[(a, mm)]:.2f}x" for mm in metrics
+                   if (a, mm) in meds and (b, mm) in meds]
         if changes:
             lines += ["", f"{b} / {a}, medians: {', '.join(changes)}."]
     return "\n".join(lines)
@@ -870,11 +873,14 @@ def render(results_dir: Path, draw: bool = True) -> str:
     sections: list[str] = []
     behind: list[str] = []
     summary: list[list[str]] = []
+    compared = {d.get("benchmark") or p.stem.split("-")[0] for p, d in comparisons}
     for bench in BENCHMARKS:
         sections += [f"## {bench.title}", ""]
         files = found.get(bench.key, [])
         if not files:
-            sections += [f"Not measured yet: no `benchmarks/results/{bench.key}-*.json`. Run `{bench.command}`.", ""]
+            checks = " Its before/after checks are under \"Before/after checks\"." if bench.key in compared else ""
+            sections += [f"Not measured yet: no `benchmarks/results/{bench.key}-*.json`. Run `{bench.command}`."
+                         + checks, ""]
             summary.append([bench.title, "not measured yet", "-"])
             continue
         if len(files) > 1:

@@ -273,8 +273,8 @@ def test_gpu_pipeline_shape() -> None:
 
 
 def test_decode_micro_shape() -> None:
-    data = {"benchmark": "decode_micro", "date": "2026-01-01", "command": ["decode_micro.py"], "images": 512,
-            "repeats": 5, "results": {
+    data: dict[str, Any] = {"benchmark": "decode_micro", "date": "2026-01-01", "command": ["decode_micro.py"],
+                            "images": 512, "repeats": 5, "results": {
                 "streamflow": {"cpu_median": 0.85, "cpu_best": 0.84, "wall_median": 1.7},
                 "pillow": {"cpu_median": 1.30, "cpu_best": 1.27, "wall_median": 2.6}}}
     part = render("decode_micro", data)
@@ -289,7 +289,7 @@ def test_dynamic_overhead_shape() -> None:
     def row(p10: float) -> dict[str, Any]:
         return {"seconds_per_call": [1e-5], "p10_single_us": p10, "median_us": p10 * 1.2, "best_us": p10 * 1.1}
 
-    data = {"benchmark": "dynamic_overhead", "config": {"size": 64, "out_size": [32, 32], "batch": 8},
+    data: dict[str, Any] = {"benchmark": "dynamic_overhead", "config": {"size": 64, "out_size": [32, 32], "batch": 8},
             "results": {"kernel": row(11.6), "dynamic": row(45.2), "aio": row(20.0), "pillow": row(32.9),
                         "pipeline": row(1921.0)}}
     part = render("dynamic_overhead", data, "d")
