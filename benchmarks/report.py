@@ -411,8 +411,8 @@ def audio_table(data: Json, stem: str) -> Part:
         headers.append("each round's median")
     parts = [config_line(data.get("config", {}), skip=("json", "quick", "files", "data", "dali_python", "ref_root"))]
     if clips and seconds:
-        parts.append(f"{clips} clips, {seconds:,.0f} s of 16 kHz speech. A pipeline epoch delivers whole batches "
-                     "(the reader wraps around), so its clip count can exceed the data set's.")
+        parts.append(f"{clips} clips, {seconds:,.0f} s of 16 kHz speech. A pipeline epoch counts whole batches (its "
+                     "reader fills the last one), so its clip count can exceed the data set's.")
     if rounds > 1:
         parts.append(f"{rounds} rounds, each starting with another system; the rates are the median of the "
                      "rounds' medians.")
