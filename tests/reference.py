@@ -137,11 +137,14 @@ def resample_ref(
     antialias: bool = True,
     roi: tuple[float, float, float, float] | None = None,
     out_dtype=np.uint8,
+    mag_interp: str | None = None,
 ) -> np.ndarray:
     """Full resized image (HWC or HW), float64 sums of float32 weights.
 
-    uint8 output is clipped and rounded half to even (measured on DALI 2.4's
-    CPU resize)."""
+    ``interp`` filters an axis whose output is shorter than its roi (DALI's
+    ``min_filter``), ``mag_interp`` (default ``interp``) the others. uint8
+    output is clipped and rounded half to even (measured on DALI 2.4's CPU
+    resize)."""
     img = np.asarray(src, np.float64)
     was_2d = img.ndim == 2
     if was_2d:
@@ -149,14 +152,36 @@ def resample_ref(
     H, W, _ = img.shape
     oh, ow = out_size
     y0, x0, y1, x1 = roi if roi is not None else (0, 0, H, W)
-    my = axis_matrix(interp, antialias, H, oh, y0, y1, nn_accumulate=True)
-    mx = axis_matrix(interp, antialias, W, ow, x0, x1)
+
+    def kind(lo: float, hi: float, n: int) -> str:
+        return interp if n < abs(F(F(hi) - F(lo))) else (mag_interp or interp)
+
+    my = axis_matrix(kind(y0, y1, oh), antialias, H, oh, y0, y1, nn_accumulate=True)
+    mx = axis_matrix(kind(x0, x1, ow), antialias, W, ow, x0, x1)
     out = np.einsum("oh,hwc,pw->opc", my, img, mx)
     if np.dtype(out_dtype) == np.uint8:
         out = np.rint(np.clip(out, 0, 255)).astype(np.uint8)  # halves to even, as DALI
     else:
         out = out.astype(np.float32)
     return out[:, :, 0] if was_2d else out
+
+
+def subpixel_window(lo: float, hi: float, extent: float) -> tuple[int, float, float]:
+    """DALI's ``subpixel_scale`` for one axis: the output size and the source window ``[lo, hi)`` that keep
+    the scale of a fractional ``extent`` (a float32 value).
+
+    Written out from DALI's resize attributes: size = round half away from
+    zero; when it differs from ``extent``, the window is scaled about its
+    centre by ``size / extent``, in float64, each end stored as float32; the
+    centre is the float32 sum of the ends, halved.
+    """
+    extent = F(extent)
+    size = max(1, int(math.floor(abs(float(extent)) + 0.5)))
+    if size == abs(float(extent)):
+        return size, float(F(lo)), float(F(hi))
+    adjust = size / abs(float(extent))
+    centre = float(F(F(lo) + F(hi))) * 0.5
+    return size, float(F(centre + (float(F(lo)) - centre) * adjust)), float(F(centre + (float(F(hi)) - centre) * adjust))
 
 
 def bilinear_ref(src: np.ndarray, out_size: tuple[int, int], coord_dtype=np.float64) -> np.ndarray:

@@ -5,14 +5,15 @@
  * validates the arguments and allocates the outputs):
  *
  *   resample(src, out, out_h, out_w, win_y0, win_x0,
- *            roi_y0, roi_x0, roi_y1, roi_x1, interp, antialias, order)
+ *            roi_y0, roi_x0, roi_y1, roi_x1, interp, mag_interp, antialias, order)
  *       Separable resampling of an HWC image (uint8 or float32, any number of
  *       channels) to a virtual output of out_h x out_w, of which only the
  *       window [win_y0, win_y0 + out.shape[0]) x [win_x0, win_x0 + out.shape[1])
- *       is computed and written to `out` (uint8 or float32, HWC).
+ *       is computed and written to `out` (uint8 or float32, HWC). `interp`
+ *       filters the axes that are downscaled, `mag_interp` the others.
  *
  *   resample_normalize(src, out, out_h, out_w, win_y0, win_x0,
- *                      roi_y0, roi_x0, roi_y1, roi_x1, interp, antialias, order,
+ *                      roi_y0, roi_x0, roi_y1, roi_x1, interp, mag_interp, antialias, order,
  *                      round_u8, mirror, mean, mul, shift, chw)
  *       resample followed by crop_mirror_normalize's arithmetic in the last
  *       pass, into float32 `out` (CHW or HWC): each resampled value is
@@ -226,11 +227,19 @@ static void plan_free(AxisPlan *p) {
 
 static inline int clampi(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
+/* DALI picks the filter of an axis by its scale: the minification filter
+ * when the output is shorter than the source window, else the magnification
+ * filter (never antialiased). */
+static inline int axis_interp(int min_interp, int mag_interp, float roi0, float roi1, int out_full) {
+    return (float)out_full < fabsf(roi1 - roi0) ? min_interp : mag_interp;
+}
+
 /* Returns 0 on success, -1 on allocation failure. */
-static int plan_axis(AxisPlan *p, int interp, int antialias, int in_len, int out_full,
-                     int d0, int n, float roi0, float roi1, int nn_accumulate) {
+static int plan_axis(AxisPlan *p, int min_interp, int mag_interp, int antialias, int in_len,
+                     int out_full, int d0, int n, float roi0, float roi1, int nn_accumulate) {
     float in_size = fabsf(roi1 - roi0);
     float scale = (roi1 - roi0) / (float)out_full;
+    int interp = axis_interp(min_interp, mag_interp, roi0, roi1, out_full);
     p->n = n;
     p->idx = NULL;
     p->w = NULL;
@@ -334,7 +343,10 @@ static int plan_axis(AxisPlan *p, int interp, int antialias, int in_len, int out
 /* ------------------------------------------------------------------------- */
 
 /* Vertical pass for one output row: dst[j] = sum_k w[k] * rows[k][j],
- * j in [0, len), float32 source rows. */
+ * j in [0, len), float32 source rows. The taps are added one at a time in
+ * tap order, (((w0 a0 + w1 a1) + w2 a2) + w3 a3) ..., as DALI's CPU resampler
+ * adds them (the same float32 roundings, so the same values next to a .5);
+ * two taps per sweep keep the memory traffic low. */
 SF_CLONES static void vrow_f32(float *SF_RESTRICT dst, const float *const *rows, const float *w,
                      int support, int len) {
     int k = 0;
@@ -354,7 +366,7 @@ SF_CLONES static void vrow_f32(float *SF_RESTRICT dst, const float *const *rows,
         const float *SF_RESTRICT a = rows[k];
         const float *SF_RESTRICT b = rows[k + 1];
         float wa = w[k], wb = w[k + 1];
-        for (int j = 0; j < len; j++) dst[j] += wa * a[j] + wb * b[j];
+        for (int j = 0; j < len; j++) dst[j] = (dst[j] + wa * a[j]) + wb * b[j];
     }
     for (; k < support; k++) {
         const float *SF_RESTRICT a = rows[k];
@@ -750,16 +762,18 @@ static float cost_order(int vh, double in_h, double in_w, double out_h, double o
 /* The automatic pass order: decided from the full geometry (never from the
  * window), so a window equals the slice of the full output. 1: vertical first. */
 static int auto_order_vh(int src_h, int src_w, int C, int out_h, int out_w, float ry0, float rx0,
-                         float ry1, float rx1, int interp, int antialias) {
+                         float ry1, float rx1, int min_interp, int mag_interp, int antialias) {
+    int iy = axis_interp(min_interp, mag_interp, ry0, ry1, out_h);
+    int ix = axis_interp(min_interp, mag_interp, rx0, rx1, out_w);
     double in_h = fabs((double)ry1 - ry0), in_w = fabs((double)rx1 - rx0);
     if (in_h > src_h) in_h = src_h;
     if (in_w > src_w) in_w = src_w;
     if (in_h < 1) in_h = 1;
     if (in_w < 1) in_w = 1;
-    Filter fy = choose_filter(interp, antialias, fabsf(ry1 - ry0), (float)out_h);
-    Filter fx = choose_filter(interp, antialias, fabsf(rx1 - rx0), (float)out_w);
-    int Sy = interp == INTERP_NN ? 1 : filter_support(&fy);
-    int Sx = interp == INTERP_NN ? 1 : filter_support(&fx);
+    Filter fy = choose_filter(iy, antialias, fabsf(ry1 - ry0), (float)out_h);
+    Filter fx = choose_filter(ix, antialias, fabsf(rx1 - rx0), (float)out_w);
+    int Sy = iy == INTERP_NN ? 1 : filter_support(&fy);
+    int Sx = ix == INTERP_NN ? 1 : filter_support(&fx);
     float c_vh = cost_order(1, in_h, in_w, out_h, out_w, C, Sy, Sx);
     float c_hv = cost_order(0, in_h, in_w, out_h, out_w, C, Sy, Sx);
     return c_vh <= c_hv;
@@ -769,7 +783,7 @@ static int auto_order_vh(int src_h, int src_w, int C, int out_h, int out_w, floa
  * normalize fields set (J->norm == 0 for a plain resample). */
 static PyObject *resample_impl(PyObject *src_obj, PyObject *out_obj, int out_h, int out_w, int wy0,
                                int wx0, float ry0, float rx0, float ry1, float rx1, int interp,
-                               int antialias, int order, ResampleJob *J) {
+                               int mag_interp, int antialias, int order, ResampleJob *J) {
     Py_buffer sb, ob;
     if (PyObject_GetBuffer(src_obj, &sb, PyBUF_RECORDS_RO) < 0) return NULL;
     if (PyObject_GetBuffer(out_obj, &ob, PyBUF_RECORDS) < 0) {
@@ -825,7 +839,7 @@ static PyObject *resample_impl(PyObject *src_obj, PyObject *out_obj, int out_h, 
         PyErr_SetString(PyExc_ValueError, "window outside the output");
         goto done;
     }
-    if (interp < 0 || interp > 5) {
+    if (interp < 0 || interp > 5 || mag_interp < 0 || mag_interp > 5) {
         PyErr_SetString(PyExc_ValueError, "bad interpolation code");
         goto done;
     }
@@ -836,12 +850,12 @@ static PyObject *resample_impl(PyObject *src_obj, PyObject *out_obj, int out_h, 
 
     int fail = 0;
     Py_BEGIN_ALLOW_THREADS;
-    if (plan_axis(&J->py, interp, antialias, J->in_h, out_h, wy0, oh, ry0, ry1, 1) < 0 ||
-        plan_axis(&J->px, interp, antialias, J->in_w, out_w, wx0, ow, rx0, rx1, 0) < 0) {
+    if (plan_axis(&J->py, interp, mag_interp, antialias, J->in_h, out_h, wy0, oh, ry0, ry1, 1) < 0 ||
+        plan_axis(&J->px, interp, mag_interp, antialias, J->in_w, out_w, wx0, ow, rx0, rx1, 0) < 0) {
         fail = 1;
     } else {
         J->order_vh = order == 0 ? auto_order_vh(J->in_h, J->in_w, J->C, out_h, out_w, ry0, rx0, ry1,
-                                                  rx1, interp, antialias)
+                                                  rx1, interp, mag_interp, antialias)
                                  : order == 1;
         if (run_resample(J) < 0) fail = 1;
     }
@@ -861,26 +875,28 @@ done:
 
 static PyObject *py_resample(PyObject *self, PyObject *args) {
     PyObject *src_obj, *out_obj;
-    int out_h, out_w, wy0, wx0, interp, antialias, order;
+    int out_h, out_w, wy0, wx0, interp, mag_interp, antialias, order;
     float ry0, rx0, ry1, rx1;
-    if (!PyArg_ParseTuple(args, "OOiiiiffffiii:resample", &src_obj, &out_obj, &out_h, &out_w,
-                          &wy0, &wx0, &ry0, &rx0, &ry1, &rx1, &interp, &antialias, &order))
+    if (!PyArg_ParseTuple(args, "OOiiiiffffiiii:resample", &src_obj, &out_obj, &out_h, &out_w,
+                          &wy0, &wx0, &ry0, &rx0, &ry1, &rx1, &interp, &mag_interp, &antialias,
+                          &order))
         return NULL;
     ResampleJob J;
     memset(&J, 0, sizeof J);
     return resample_impl(src_obj, out_obj, out_h, out_w, wy0, wx0, ry0, rx0, ry1, rx1, interp,
-                         antialias, order, &J);
+                         mag_interp, antialias, order, &J);
 }
 
 static int read_floats(PyObject *seq, float *dst, int n, const char *what);
 
 static PyObject *py_resample_normalize(PyObject *self, PyObject *args) {
     PyObject *src_obj, *out_obj, *mean_obj, *mul_obj;
-    int out_h, out_w, wy0, wx0, interp, antialias, order, round_u8, mirror, chw;
+    int out_h, out_w, wy0, wx0, interp, mag_interp, antialias, order, round_u8, mirror, chw;
     float ry0, rx0, ry1, rx1, shift;
-    if (!PyArg_ParseTuple(args, "OOiiiiffffiiippOOfp:resample_normalize", &src_obj, &out_obj,
-                          &out_h, &out_w, &wy0, &wx0, &ry0, &rx0, &ry1, &rx1, &interp, &antialias,
-                          &order, &round_u8, &mirror, &mean_obj, &mul_obj, &shift, &chw))
+    if (!PyArg_ParseTuple(args, "OOiiiiffffiiiippOOfp:resample_normalize", &src_obj, &out_obj,
+                          &out_h, &out_w, &wy0, &wx0, &ry0, &rx0, &ry1, &rx1, &interp,
+                          &mag_interp, &antialias, &order, &round_u8, &mirror, &mean_obj,
+                          &mul_obj, &shift, &chw))
         return NULL;
     ResampleJob J;
     memset(&J, 0, sizeof J);
@@ -908,7 +924,7 @@ static PyObject *py_resample_normalize(PyObject *self, PyObject *args) {
         return NULL;
     }
     return resample_impl(src_obj, out_obj, out_h, out_w, wy0, wx0, ry0, rx0, ry1, rx1, interp,
-                         antialias, order, &J);
+                         mag_interp, antialias, order, &J);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -1196,10 +1212,11 @@ static PyObject *axis_tuple(const AxisPlan *p) {
 }
 
 static PyObject *py_resample_plan(PyObject *self, PyObject *args) {
-    int src_h, src_w, C, out_h, out_w, wy0, wx0, wh, ww, interp, antialias;
+    int src_h, src_w, C, out_h, out_w, wy0, wx0, wh, ww, interp, mag_interp, antialias;
     float ry0, rx0, ry1, rx1;
-    if (!PyArg_ParseTuple(args, "iiiiiiiiiffffii:resample_plan", &src_h, &src_w, &C, &out_h, &out_w,
-                          &wy0, &wx0, &wh, &ww, &ry0, &rx0, &ry1, &rx1, &interp, &antialias))
+    if (!PyArg_ParseTuple(args, "iiiiiiiiiffffiii:resample_plan", &src_h, &src_w, &C, &out_h,
+                          &out_w, &wy0, &wx0, &wh, &ww, &ry0, &rx0, &ry1, &rx1, &interp,
+                          &mag_interp, &antialias))
         return NULL;
     if (src_h <= 0 || src_w <= 0 || C <= 0 || out_h <= 0 || out_w <= 0 || wh <= 0 || ww <= 0) {
         PyErr_SetString(PyExc_ValueError, "sizes must be positive");
@@ -1209,20 +1226,21 @@ static PyObject *py_resample_plan(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "window outside the output");
         return NULL;
     }
-    if (interp < 0 || interp > 5) {
+    if (interp < 0 || interp > 5 || mag_interp < 0 || mag_interp > 5) {
         PyErr_SetString(PyExc_ValueError, "bad interpolation code");
         return NULL;
     }
     AxisPlan py, px;
     memset(&py, 0, sizeof py);
     memset(&px, 0, sizeof px);
-    if (plan_axis(&py, interp, antialias, src_h, out_h, wy0, wh, ry0, ry1, 1) < 0 ||
-        plan_axis(&px, interp, antialias, src_w, out_w, wx0, ww, rx0, rx1, 0) < 0) {
+    if (plan_axis(&py, interp, mag_interp, antialias, src_h, out_h, wy0, wh, ry0, ry1, 1) < 0 ||
+        plan_axis(&px, interp, mag_interp, antialias, src_w, out_w, wx0, ww, rx0, rx1, 0) < 0) {
         plan_free(&py);
         plan_free(&px);
         return PyErr_NoMemory();
     }
-    int vh = auto_order_vh(src_h, src_w, C, out_h, out_w, ry0, rx0, ry1, rx1, interp, antialias);
+    int vh = auto_order_vh(src_h, src_w, C, out_h, out_w, ry0, rx0, ry1, rx1, interp, mag_interp,
+                           antialias);
     PyObject *ty = axis_tuple(&py), *tx = axis_tuple(&px);
     plan_free(&py);
     plan_free(&px);
@@ -1254,15 +1272,15 @@ static PyObject *py_filter_table(PyObject *self, PyObject *args) {
 static PyMethodDef methods[] = {
     {"resample", py_resample, METH_VARARGS,
      "resample(src, out, out_h, out_w, win_y0, win_x0, roi_y0, roi_x0, roi_y1, roi_x1, "
-     "interp, antialias, order) -> order used (1: vertical first, 2: horizontal first)"},
+     "interp, mag_interp, antialias, order) -> order used (1: vertical first, 2: horizontal first)"},
     {"resample_normalize", py_resample_normalize, METH_VARARGS,
      "resample_normalize(src, out, out_h, out_w, win_y0, win_x0, roi_y0, roi_x0, roi_y1, roi_x1, "
-     "interp, antialias, order, round_u8, mirror, mean, mul, shift, chw) -> order used"},
+     "interp, mag_interp, antialias, order, round_u8, mirror, mean, mul, shift, chw) -> order used"},
     {"crop_mirror_normalize", py_cmn, METH_VARARGS,
      "crop_mirror_normalize(src, out, y0, x0, mirror, mean, mul, shift, fill, chw)"},
     {"resample_plan", py_resample_plan, METH_VARARGS,
      "resample_plan(src_h, src_w, C, out_h, out_w, win_y0, win_x0, win_h, win_w, roi_y0, roi_x0, "
-     "roi_y1, roi_x1, interp, antialias) -> (vertical_first, y_axis, x_axis); an axis is "
+     "roi_y1, roi_x1, interp, mag_interp, antialias) -> (vertical_first, y_axis, x_axis); an axis is "
      "(support, int32 taps, float32 weights, lowest tap, highest tap)"},
     {"filter_table", py_filter_table, METH_VARARGS,
      "filter_table(interp) -> list of the tabulated filter coefficients"},

@@ -20,20 +20,27 @@ Resampling follows DALI's CPU resampler (``dali/kernels/imgproc/resample``):
   downscale) or 1. ``INTERP_NN`` takes source index
   ``floor(roi0 + (d + 0.5) * scale)``, clamped. ``INTERP_TRIANGULAR`` is
   ``INTERP_LINEAR`` with antialiasing.
-* The filter (minification or magnification) is chosen per axis.
+* The filter is chosen per axis: ``interp`` (DALI's ``min_filter``) where the
+  output is shorter than the roi, ``mag_interp`` (``mag_filter``, never
+  antialiased; default ``interp``) elsewhere.
+* Each output sums its taps in tap order, one at a time (as DALI's CPU
+  resampler does), so values next to a .5 round as DALI's do.
 * Between the two passes the intermediate is float32, never rounded. The pass
   order depends only on the full geometry (input size, roi, full output size,
   filter), never on the computed window, so ``resample(..., window=w)`` is
   bit-identical to slicing the full result.
 * uint8 output: clipped to [0, 255] and rounded half to even (measured: DALI
-  2.4's CPU resize rounds x.5 to even; its crop_mirror_normalize rounds half
-  away from zero, and so does ours).
+  2.4's CPU resize rounds x.5 to even, except in the last few (< 16) values
+  of an output row, which its scalar remainder loop rounds up; its
+  crop_mirror_normalize rounds half away from zero, and so does ours).
 * NN: columns use the closed form; rows step the coordinate by adding
   ``scale`` in float32 row after row, as DALI's NN loop does (it lands just
   below an exact integer now and then, e.g. row 86 of 300 -> 173).
 
-Measured against DALI 2.4.0 CPU ``fn.resize`` (``nvidia-dali-cuda130``,
-``device_id=None``; not a test dependency) on 6 photos of
+The operator-level comparison with DALI 2.4 (``fn.resize`` with DALI's
+source windows, ``ops/resize_geometry.py``) is recorded and tested:
+``tests/dali_reference/resize_cases.py``. Earlier kernel measurements, against
+DALI 2.4.0 CPU ``fn.resize`` (``nvidia-dali-cuda130``, ``device_id=None``) on 6 photos of
 ``tests/data/photos`` (300x451 to 512x512), outputs 256x256, 173x301 (down)
 and 700x650 (up), every interpolation, ``antialias`` on and off, uint8 and
 float32, plus a flipped fractional roi:
@@ -174,14 +181,23 @@ class _ResampleGeometry:
     window: tuple[int, int, int, int]  # (y0, x0, h, w)
     roi: tuple[float, float, float, float]
     interp: InterpType
+    mag_interp: InterpType
     order: str | None
 
     def native_args(self, antialias: bool) -> tuple[Any, ...]:
         """The C entry points' arguments after ``src`` and ``out``."""
         return (
             *self.out_size, self.window[0], self.window[1], *self.roi,
-            _INTERP_CODES[self.interp], bool(antialias), _ORDER_CODES[self.order],
+            _INTERP_CODES[self.interp], _INTERP_CODES[self.mag_interp], bool(antialias),
+            _ORDER_CODES[self.order],
         )  # fmt: skip
+
+
+def _parse_interp(interp: InterpType | str) -> InterpType:
+    interp = parse_interp(interp) if isinstance(interp, str) else interp
+    if interp not in _INTERP_CODES:
+        raise ValueError(f"unsupported interpolation {interp!r}")
+    return interp
 
 
 def _resample_geometry(
@@ -191,6 +207,7 @@ def _resample_geometry(
     roi: tuple[float, float, float, float] | None,
     interp: InterpType | str,
     order: str | None,
+    mag_interp: InterpType | str | None = None,
 ) -> _ResampleGeometry:
     src3, was_2d = _as_hwc(src, "src", _RESAMPLE_DTYPES)
     H, W, _ = src3.shape
@@ -212,12 +229,11 @@ def _resample_geometry(
         if ry0 == ry1 or rx0 == rx1:
             raise ValueError(f"roi must have a non-zero extent on both axes, got {roi!r}")
         box = (ry0, rx0, ry1, rx1)
-    interp = parse_interp(interp) if isinstance(interp, str) else interp
-    if interp not in _INTERP_CODES:
-        raise ValueError(f"unsupported interpolation {interp!r}")
+    interp = _parse_interp(interp)
+    mag = interp if mag_interp is None else _parse_interp(mag_interp)
     if order not in _ORDER_CODES:
         raise ValueError(f"order must be 'vh', 'hv' or None, got {order!r}")
-    return _ResampleGeometry(src3, was_2d, (out_h, out_w), win, box, interp, order)
+    return _ResampleGeometry(src3, was_2d, (out_h, out_w), win, box, interp, mag, order)
 
 
 def resample(
@@ -231,6 +247,7 @@ def resample(
     out_dtype: np.dtype | type = np.uint8,
     out: np.ndarray | None = None,
     order: str | None = None,
+    mag_interp: InterpType | str | None = None,
 ) -> np.ndarray:
     """Resize an image with a separable filter, computing only a window of the output.
 
@@ -242,7 +259,9 @@ def resample(
         window: ``(y0, x0, h, w)``, the part of the full output to compute
             (this is how a crop is fused into the resize); default the whole
             output. Must lie inside the output.
-        interp: ``InterpType`` or its name (``"linear"``, ``"INTERP_CUBIC"``...).
+        interp: ``InterpType`` or its name (``"linear"``, ``"INTERP_CUBIC"``...):
+            the filter of every axis, or with ``mag_interp`` of the downscaled
+            ones (DALI's ``min_filter``).
         antialias: widen the filter by the scale on downscaled axes (DALI's
             default). Ignored for ``INTERP_NN``.
         roi: ``(y0, x0, y1, x1)`` region of the source in float pixel
@@ -257,6 +276,9 @@ def resample(
         order: ``"vh"`` (vertical pass first), ``"hv"``, or ``None`` (choose
             the cheaper from the full geometry). The result differs between
             orders only by float rounding of the intermediate.
+        mag_interp: the filter of the axes that are not downscaled (the
+            output at least as long as the roi; DALI's ``mag_filter``, never
+            antialiased); default ``interp``.
 
     Returns:
         The window of the resized image, HWC (or HW for a 2-D source), of
@@ -267,7 +289,7 @@ def resample(
             output size, window outside the output, malformed roi or ``out``.
     """
     lib = _native()
-    g = _resample_geometry(src, out_size, window, roi, interp, order)
+    g = _resample_geometry(src, out_size, window, roi, interp, order, mag_interp)
     src3, was_2d, C = g.src, g.was_2d, g.src.shape[2]
     wh, ww = g.window[2], g.window[3]
     odt = np.dtype(out_dtype)
@@ -339,6 +361,7 @@ def resample_plan(
     interp: InterpType | str = InterpType.INTERP_LINEAR,
     antialias: bool = True,
     roi: tuple[float, float, float, float] | None = None,
+    mag_interp: InterpType | str | None = None,
 ) -> ResamplePlan:
     """The taps, weights and pass order ``resample`` would use (arguments as ``resample``).
 
@@ -347,10 +370,11 @@ def resample_plan(
     """
     H, W, C = (int(v) for v in src_shape)
     probe = np.empty((H, W, C), dtype=np.uint8) if H > 0 and W > 0 and C > 0 else np.empty((0, 0, 0), np.uint8)
-    g = _resample_geometry(probe, out_size, window, roi, interp, None)
+    g = _resample_geometry(probe, out_size, window, roi, interp, None, mag_interp)
     y0, x0, wh, ww = g.window
     vh, ry, rx = _native().resample_plan(
-        H, W, C, *g.out_size, y0, x0, wh, ww, *g.roi, _INTERP_CODES[g.interp], bool(antialias),
+        H, W, C, *g.out_size, y0, x0, wh, ww, *g.roi, _INTERP_CODES[g.interp],
+        _INTERP_CODES[g.mag_interp], bool(antialias),
     )
     return ResamplePlan(bool(vh), _axis_taps(ry, wh), _axis_taps(rx, ww))
 
@@ -447,6 +471,7 @@ def resample_normalize(
     layout: str = "CHW",
     out: np.ndarray | None = None,
     order: str | None = None,
+    mag_interp: InterpType | str | None = None,
 ) -> np.ndarray:
     """``resample`` then ``crop_mirror_normalize`` (float32 output) in one pass.
 
@@ -457,7 +482,7 @@ def resample_normalize(
     pair does; the intermediate image is never stored.
 
     Args:
-        src, out_size, window, interp, antialias, roi, order: as ``resample``.
+        src, out_size, window, interp, antialias, roi, order, mag_interp: as ``resample``.
         resize_dtype: the resize's output type, ``uint8`` or ``float32``.
         mirror, mean, std, scale, shift: as ``crop_mirror_normalize``.
         layout: ``"CHW"`` or ``"HWC"``.
@@ -471,7 +496,7 @@ def resample_normalize(
         ValueError: as ``resample`` and ``crop_mirror_normalize``.
     """
     lib = _native()
-    g = _resample_geometry(src, out_size, window, roi, interp, order)
+    g = _resample_geometry(src, out_size, window, roi, interp, order, mag_interp)
     C = g.src.shape[2]
     _, _, wh, ww = g.window
     rdt = np.dtype(resize_dtype)

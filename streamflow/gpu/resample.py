@@ -39,9 +39,10 @@ class ResampleJob:
 
 def plan_resample(
     image: Any, size: tuple[int, int], roi: Any, window: tuple[int, int, int, int],
-    interp: InterpType, antialias: bool,
+    interp: InterpType, antialias: bool, mag_interp: InterpType | None = None,
 ) -> ResampleJob:
-    """Plan resizing ``image`` (HWC) to ``size`` and computing ``window`` of it.
+    """Plan resizing ``image`` (HWC) to ``size`` and computing ``window`` of it (``interp``: the
+    filter of downscaled axes, ``mag_interp`` of the others; default ``interp``).
 
     Raises:
         SampleError: an image dtype the resampler does not take (as on the
@@ -51,7 +52,7 @@ def plan_resample(
         raise SampleError(f"src must have dtype uint8, float32; got {np.dtype(image.dtype)}")
     try:
         plan = imgproc.resample_plan(tuple(image.shape), size, window=window, interp=interp,
-                                     antialias=antialias, roi=roi)
+                                     antialias=antialias, roi=roi, mag_interp=mag_interp)
     except ValueError as err:
         raise SampleError(str(err)) from None
     return ResampleJob(image, window, plan)

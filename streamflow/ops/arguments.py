@@ -32,7 +32,7 @@ import numpy as np
 from ..errors import PipelineDefinitionError
 from ..graph import DataNode
 
-__all__ = ["COMMON", "DECODER", "PIPELINE", "READER", "TUNING", "check_pipeline_options", "fn_function"]
+__all__ = ["COMMON", "DECODER", "PIPELINE", "READER", "RESAMPLING", "TUNING", "check_pipeline_options", "fn_function"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -72,6 +72,11 @@ READER = {
     "tensor_init_bytes": "ignored: outputs are allocated at their exact size",
     "use_o_direct": "ignored: reads go through the page cache",
 }
+#: Resampling operators (``resize``, ``resize_crop_mirror``, ``random_resized_crop``): DALI's GPU batching.
+RESAMPLING = {
+    "minibatch_size": "ignored: every sample is resampled in one call (CPU) or one launch per pass (GPU)",
+    "temp_buffer_hint": "ignored: intermediate buffers are allocated at their exact size",
+}
 #: ``Pipeline`` / ``pipeline_def``: DALI's executor and memory settings.
 PIPELINE = {
     "exec_async": "ignored: stages always run asynchronously (asyncio tasks)",
@@ -92,7 +97,7 @@ PIPELINE = {
     "enable_checkpointing": "always on: pipe.checkpoint() works on every pipeline",
 }
 #: Every accepted tuning argument and why it is ignored (for the docs).
-TUNING = {**COMMON, **DECODER, **READER, **PIPELINE}
+TUNING = {**COMMON, **DECODER, **READER, **RESAMPLING, **PIPELINE}
 
 
 def fn_function(*families: dict[str, str], label: str | None = None) -> Callable[[F], F]:

@@ -24,7 +24,7 @@ from ..types import (
     parse_dtype,
     parse_interp,
 )
-from .arguments import fn_function
+from .arguments import RESAMPLING, fn_function
 from .random_crop_window import RandomCropParams, sample_window
 
 __all__ = ["RandomResizedCrop", "random_resized_crop"]
@@ -60,11 +60,14 @@ class RandomResizedCrop(Operator):
         dtype: Any = None,
         seed: int | None = None,
         name: str | None = None,
+        mag_interp: InterpType | str | None = None,
     ) -> None:
         super().__init__(name=name)
         self.size = _size(size, self.name)
         self.params = params
         self.interp = parse_interp(interp) if isinstance(interp, str) else interp
+        self.mag_interp = self.interp if mag_interp is None else (
+            parse_interp(mag_interp) if isinstance(mag_interp, str) else mag_interp)
         self.antialias = bool(antialias)
         self.dtype = None if dtype is None else parse_dtype(dtype).numpy
         if self.dtype is not None and self.dtype not in (np.uint8, np.float32):
@@ -81,7 +84,7 @@ class RandomResizedCrop(Operator):
             d = sample_window(chunk, row, image.shape[0], image.shape[1], self.params, self.seed)
             src = image if image.dtype in (np.uint8, np.float32) else image.astype(np.float32)
             out.append(kernels.resample(
-                src, self.size, interp=self.interp, antialias=self.antialias,
+                src, self.size, interp=self.interp, mag_interp=self.mag_interp, antialias=self.antialias,
                 roi=(d.y0, d.x0, d.y0 + d.h, d.x0 + d.w), out_dtype=self.dtype or src.dtype,
             ))
         return [out]
@@ -89,7 +92,7 @@ class RandomResizedCrop(Operator):
     def layout(self, index: int) -> str:
         return "HWC"
 
-@fn_function()
+@fn_function(RESAMPLING)
 def random_resized_crop(
     data: DataNode,
     *,
@@ -101,6 +104,8 @@ def random_resized_crop(
     antialias: bool = True,
     dtype: DataType | str | None = None,
     seed: int | None = None,
+    min_filter: str | InterpType | None = None,
+    mag_filter: str | InterpType | None = None,
     device: str | Device | None = None,
     name: str | None = None,
 ) -> DataNode:
@@ -116,8 +121,11 @@ def random_resized_crop(
         antialias: widen the filter when downscaling (default on).
         dtype: ``UINT8`` or ``FLOAT`` (default: the input's).
         seed: a fixed seed for this operator (default: derived from the pipeline seed).
+        min_filter: the filter when the window is shrunk along an axis (default ``interp_type``).
+        mag_filter: the filter when it is enlarged (default ``interp_type``; never antialiased).
         device: ``"cpu"`` (``"gpu"``: not yet).
     """
     params = RandomCropParams.from_args("random_resized_crop", random_area, random_aspect_ratio, num_attempts)
-    op = RandomResizedCrop(size, params, interp=interp_type, antialias=antialias, dtype=dtype, seed=seed, name=name)
+    op = RandomResizedCrop(size, params, interp=min_filter or interp_type, antialias=antialias, dtype=dtype, seed=seed,
+                           name=name, mag_interp=mag_filter or interp_type)
     return add_node(op, [data], device=device)[0]

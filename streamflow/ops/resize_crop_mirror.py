@@ -17,15 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from .._native import imgproc as kernels
 from ..errors import PipelineDefinitionError, SampleError
 from ..graph import DataNode, add_node, split_arguments
 from ..operator import Chunk, Operator
 from ..types import DataType, Device, InterpType, Number, parse_dtype
-from .arguments import fn_function
+from .arguments import RESAMPLING, fn_function
 from .crop import CropSpec, crop_window
 from .resize import Resize, ResizeSpec
-from .volume import resample_volume, subpixel_roi, volume_plan
 
 __all__ = ["ResizeCropMirror", "resize_crop_mirror"]
 
@@ -68,49 +66,22 @@ class ResizeCropMirror(Operator):
             out.append((start, length))
         return tuple(out)
 
-    def _exact_size(self, chunk: Chunk, row: int, hw: tuple[int, ...]) -> tuple[float, ...]:
-        """The unrounded (h, w) of the resize (DALI's rules; volume.py's plan works for 2-D too)."""
-        s = self.resize.spec
-        size = chunk.arg("size", row, s.size)
-        requested: list[float | None] = [None, None]
-        if size is not None:
-            requested = [float(v) or None for v in (list(np.asarray(size).reshape(-1)) * 2)[-2:]]
-        for i, key in enumerate(("resize_y", "resize_x")):
-            value = chunk.arg(key, row, getattr(s, key))
-            if value is not None and float(np.asarray(value).reshape(-1)[0]):
-                requested[i] = float(np.asarray(value).reshape(-1)[0])
-        shorter, longer = chunk.arg("resize_shorter", row, s.resize_shorter), chunk.arg("resize_longer", row, s.resize_longer)
-        cap = None if s.max_size is None else (list(s.max_size) * 2)[-2:]
-        return volume_plan(
-            hw, requested, mode=s.mode, max_size=cap,
-            resize_shorter=None if shorter is None else float(np.asarray(shorter).reshape(-1)[0]),
-            resize_longer=None if longer is None else float(np.asarray(longer).reshape(-1)[0]),
-        )
-
     def run(self, chunk: Chunk) -> list[list[Any]]:
         resize_chunk = self._sub_chunk(chunk, _RESIZE_ARGS)
-        spec = self.resize.spec
 
         def one(row: int, image: Any) -> np.ndarray:
             image = np.asarray(image)
             mirror = int(np.asarray(chunk.arg("mirror", row, self.mirror)).reshape(-1)[0])
             if image.ndim == 4:  # DHWC volume
-                dhw = self.resize.plan_volume(resize_chunk, row, image.shape)
-                resized = resample_volume(image, dhw, interp=spec.interp, antialias=spec.antialias,
-                                          out_dtype=spec.dtype or image.dtype)
+                resized = self.resize.resample_volume(resize_chunk, row, image)
                 (d0, d), (y0, h), (x0, w) = self._window(chunk, row, resized.shape[:3])
                 out = resized[d0 : d0 + d, y0 : y0 + h, x0 : x0 + w]
                 flips: tuple[int, ...] = (4, 2, 1)
             elif image.ndim in (2, 3):
                 size, roi = self.resize.plan_sample(resize_chunk, row, image.shape[0], image.shape[1])
-                if roi is None:  # DALI's subpixel_scale: a fractional size keeps its exact scale
-                    exact = self._exact_size(resize_chunk, row, image.shape[:2])
-                    (ry0, ry1), (rx0, rx1) = (subpixel_roi(n, v) for n, v in zip(image.shape[:2], exact))
-                    roi = (ry0, rx0, ry1, rx1)
                 (y0, h), (x0, w) = self._window(chunk, row, size, inside=False)
-                size, roi, y0, x0 = _extend((image.shape[0], image.shape[1]), size, roi, y0, x0, h, w)
-                out = kernels.resample(image, size, window=(y0, x0, h, w), interp=spec.interp,
-                                       antialias=spec.antialias, roi=roi, out_dtype=spec.dtype or image.dtype)
+                size, roi, y0, x0 = _extend(size, roi, y0, x0, h, w)
+                out = self.resize.resample(image, size, roi, window=(y0, x0, h, w))
                 flips = (2, 1)
             else:
                 raise SampleError(f"resize_crop_mirror: expects HWC images or DHWC volumes, got shape {image.shape}")
@@ -123,13 +94,12 @@ class ResizeCropMirror(Operator):
         return "HWC"
 
 
-def _extend(src_hw: tuple[int, int], size: tuple[int, int], roi: Any, y0: int, x0: int, h: int, w: int
+def _extend(size: tuple[int, int], r: tuple[float, float, float, float], y0: int, x0: int, h: int, w: int
             ) -> tuple[tuple[int, int], Any, int, int]:
     """A crop that leaves the resized image, as DALI: the same scale over a source range that goes past
     the image (whose edge the resampler repeats). Returns (size, roi, y0, x0) with the window inside."""
     if y0 >= 0 and x0 >= 0 and y0 + h <= size[0] and x0 + w <= size[1]:
-        return size, roi, y0, x0
-    r = roi if roi is not None else (0.0, 0.0, float(src_hw[0]), float(src_hw[1]))
+        return size, r, y0, x0
     new_size, new_roi, starts = [], [0.0] * 4, []
     for axis, (start, length) in enumerate(((y0, h), (x0, w))):
         lo, hi = min(start, 0), max(start + length, size[axis])
@@ -140,7 +110,7 @@ def _extend(src_hw: tuple[int, int], size: tuple[int, int], roi: Any, y0: int, x
     return (new_size[0], new_size[1]), tuple(new_roi), starts[0], starts[1]
 
 
-@fn_function()
+@fn_function(RESAMPLING)
 def resize_crop_mirror(
     data: DataNode,
     *,
@@ -167,6 +137,9 @@ def resize_crop_mirror(
     roi_start: Sequence[Number] | DataNode | None = None,
     roi_end: Sequence[Number] | DataNode | None = None,
     roi_relative: bool = False,
+    subpixel_scale: bool = True,
+    min_filter: str | InterpType | None = None,
+    mag_filter: str | InterpType | None = None,
     device: str | Device | None = None,
     name: str | None = None,
 ) -> DataNode:
@@ -179,7 +152,8 @@ def resize_crop_mirror(
         rounding: anchor rounding, ``round`` or ``truncate``.
         mirror: bit mask, 1 horizontal, 2 vertical, 4 depthwise (*per sample*).
         resize_x, resize_y, resize_z, resize_shorter, resize_longer, size, mode, max_size,
-        interp_type, antialias, roi_start, roi_end, roi_relative: as ``fn.resize``.
+        interp_type, antialias, roi_start, roi_end, roi_relative, subpixel_scale, min_filter,
+        mag_filter: as ``fn.resize``.
         dtype: the input's type or ``FLOAT``.
     """
     constants, per_sample = split_arguments(dict(
@@ -193,6 +167,7 @@ def resize_crop_mirror(
     spec = ResizeSpec.from_args(
         **{k: v for k, v in constants.items() if k in _RESIZE_ARGS}, mode=mode, max_size=max_size,
         interp_type=interp_type, antialias=antialias, dtype=dtype, roi_relative=roi_relative,
+        subpixel_scale=subpixel_scale, min_filter=min_filter, mag_filter=mag_filter,
     )
     crop_spec = CropSpec.from_args(
         "resize_crop_mirror", crop=crop, crop_h=constants.get("crop_h"), crop_w=constants.get("crop_w"),

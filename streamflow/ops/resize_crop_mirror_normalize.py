@@ -92,7 +92,8 @@ class ResizeCropMirrorNormalize(Operator):
         shape = (channels, h, w) if layout == "CHW" else (h, w, channels)
         spec = self.resize.spec
         return kernels.resample_normalize(
-            image, size, window=(y0, x0, h, w), interp=spec.interp, antialias=spec.antialias, roi=roi,
+            image, size, window=(y0, x0, h, w), interp=spec.interp, mag_interp=spec.mag_interp,
+            antialias=spec.antialias, roi=roi,
             resize_dtype=spec.dtype or image.dtype,
             mirror=bool(int(cmn_chunk.arg("mirror", row, self.cmn.mirror))),
             mean=np.asarray(cmn_chunk.arg("mean", row, self.cmn.mean), dtype=np.float64),

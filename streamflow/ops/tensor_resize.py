@@ -35,7 +35,6 @@ from ..graph import DataNode, add_node, input_layout, split_arguments
 from ..operator import Chunk, Operator
 from ..types import DataType, Device, InterpType, Number, parse_dtype, parse_interp
 from .arguments import fn_function
-from .volume import volume_plan
 
 __all__ = ["TensorResize", "resample_axis", "tensor_resize"]
 
@@ -62,6 +61,44 @@ def resample_axis(xp: Any, x: Any, axis: int, out_len: int, roi: tuple[float, fl
         term = xp.take(x, taps[:, k], axis=axis) * weights[:, k].reshape(shape)
         acc = term if acc is None else acc + term
     return acc.astype(F32)
+
+
+
+def _extents_plan(
+    in_shape: Sequence[float], requested: Sequence[float | None], *, mode: str = "default",
+    resize_shorter: float | None = None, resize_longer: float | None = None,
+    max_size: Sequence[float] | None = None,
+) -> tuple[float, ...]:
+    """The unrounded output extents under DALI's resize rules (tensor_resize's sizes, any rank)."""
+    n = len(in_shape)
+    cap = None if max_size is None else [float(v) for v in max_size]
+    if resize_shorter or resize_longer:
+        target = float(resize_shorter or resize_longer)  # type: ignore[arg-type]
+        edge = min(in_shape) if resize_shorter else max(in_shape)
+        scale = target / edge
+        if cap is not None:
+            scale = min(scale, *(c / s for c, s in zip(cap, in_shape)))
+        return tuple(target if s == edge and scale == target / edge else s * scale for s in in_shape)
+    req = [float(r) if r else None for r in requested]
+    given = [(r, s) for r, s in zip(req, in_shape) if r]
+    if not given:
+        return tuple(float(s) for s in in_shape)
+    if mode == "stretch" or (mode == "default" and len(given) == n):
+        out = [r if r else s for r, s in zip(req, in_shape)]
+        if cap is not None:
+            out = [min(o, c) for o, c in zip(out, cap)]
+        return tuple(out)
+    scales = [r / s for r, s in given]
+    if mode == "default":
+        scale = math.exp(sum(math.log(v) for v in scales) / len(scales))
+        out = [r if r else s * scale for r, s in zip(req, in_shape)]
+        if cap is not None:
+            out = [min(o, c) for o, c in zip(out, cap)]
+        return tuple(out)
+    scale = min(scales) if mode == "not_larger" else max(scales)
+    if cap is not None:
+        scale = min(scale, *(c / s for c, s in zip(cap, in_shape)))
+    return tuple(r if r and scale == r / s else s * scale for r, s in zip(req, in_shape))
 
 
 class TensorResize(Operator):
@@ -126,7 +163,7 @@ class TensorResize(Operator):
             rnd: Any = {"round": _ints_round, "truncate": math.trunc, "ceil": math.ceil}[self.size_rounding]
             outs = [max(1, int(rnd(x))) for x in exact]
         elif sizes is not None:
-            exact = list(volume_plan(lengths, [v or None for v in sizes], mode=self.mode, max_size=cap))
+            exact = list(_extents_plan(lengths, [v or None for v in sizes], mode=self.mode, max_size=cap))
             outs = [max(1, _ints_round(x)) for x in exact]
         else:
             exact, outs = [float(v) for v in lengths], [max(1, _ints_round(v)) for v in lengths]

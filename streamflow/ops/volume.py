@@ -6,9 +6,10 @@ D), voxel ``(d, i, j)`` has its centre at ``(j + 0.5, i + 0.5, d + 0.5)``.
 
 * **resize**: separable passes of the image resampler (``_native/imgproc``):
   H and W of every depth plane into a float32 buffer, then D (over rows of
-  ``out_h * out_w`` voxels). Output sizes as DALI: a missing extent takes the
-  geometric mean of the given scales; ``resize_shorter`` / ``resize_longer``
-  look at all three extents.
+  ``out_h * out_w`` voxels). Output sizes and source windows as DALI
+  (``resize_geometry.py``): a missing extent takes the geometric mean of the
+  given scales; ``resize_shorter`` / ``resize_longer`` look at all three
+  extents; a fractional size keeps its exact scale (``subpixel_scale``).
 * **warp_affine**: a 3x4 destination-to-source matrix; trilinear (or nearest)
   sampling in float32; outside the volume: ``fill_value`` or the clamped
   border voxel.
@@ -28,15 +29,14 @@ import numpy as np
 
 from .._native import imgproc as kernels
 from ..types import InterpType
+from .resize_geometry import ResizeGeometry, resize_geometry
 
 __all__ = [
     "is_volume",
     "resample_volume",
     "rotation_matrix_3d",
     "rotated_volume_size",
-    "subpixel_roi",
     "volume_output_size",
-    "volume_plan",
     "warp_affine_volume",
 ]
 
@@ -48,78 +48,37 @@ def is_volume(sample: Any, layout: str = "") -> bool:
     return getattr(sample, "ndim", 0) == 4 and (len(layout) != 4 or layout == "DHWC")
 
 
-def _round(x: float) -> int:
-    return max(1, int(math.floor(x + 0.5)))
-
-
-def volume_output_size(*args: Any, **kw: Any) -> tuple[int, ...]:
-    """(out_d, out_h, out_w) under DALI's resize rules for 3-D data (see ``volume_plan``)."""
-    return tuple(_round(v) for v in volume_plan(*args, **kw))
-
-
-def volume_plan(
-    in_shape: Sequence[float], requested: Sequence[float | None], *, mode: str = "default",
+def volume_output_size(
+    in_shape: Sequence[int], requested: Sequence[float | None], *, mode: str = "default",
     resize_shorter: float | None = None, resize_longer: float | None = None,
     max_size: Sequence[float] | None = None,
-) -> tuple[float, ...]:
-    """The unrounded output extents (d, h, w) under DALI's resize rules for 3-D data."""
-    n = len(in_shape)
-    cap = None if max_size is None else [float(v) for v in max_size]
+) -> tuple[int, ...]:
+    """(out_d, out_h, out_w) under DALI's resize rules for 3-D data (``resize_geometry``)."""
     if resize_shorter or resize_longer:
-        target = float(resize_shorter or resize_longer)  # type: ignore[arg-type]
-        edge = min(in_shape) if resize_shorter else max(in_shape)
-        scale = target / edge
-        if cap is not None:
-            scale = min(scale, *(c / s for c, s in zip(cap, in_shape)))
-        return tuple(target if s == edge and scale == target / edge else s * scale for s in in_shape)
-    req = [float(r) if r else None for r in requested]
-    given = [(r, s) for r, s in zip(req, in_shape) if r]
-    if not given:
-        return tuple(float(s) for s in in_shape)
-    if mode == "stretch" or (mode == "default" and len(given) == n):
-        out = [r if r else s for r, s in zip(req, in_shape)]
-        if cap is not None:
-            out = [min(o, c) for o, c in zip(out, cap)]
-        return tuple(out)
-    scales = [r / s for r, s in given]
-    if mode == "default":
-        scale = math.exp(sum(math.log(v) for v in scales) / len(scales))
-        out = [r if r else s * scale for r, s in zip(req, in_shape)]
-        if cap is not None:
-            out = [min(o, c) for o, c in zip(out, cap)]
-        return tuple(out)
-    scale = min(scales) if mode == "not_larger" else max(scales)
-    if cap is not None:
-        scale = min(scale, *(c / s for c, s in zip(cap, in_shape)))
-    return tuple(r if r and scale == r / s else s * scale for r, s in zip(req, in_shape))
+        requested = [float(resize_shorter or resize_longer)] * len(in_shape)  # type: ignore[arg-type]
+        mode = "not_smaller" if resize_shorter else "not_larger"
+    return resize_geometry(in_shape, [r or 0.0 for r in requested], mode=mode, max_size=max_size).size
 
 
-def subpixel_roi(extent: int, exact: float) -> tuple[float, float]:
-    """The source range whose scale is ``exact / extent`` when the output is ``exact`` rounded (DALI's
-    ``subpixel_scale``): centred, shorter or longer than the extent by the rounding."""
-    length = extent * _round(exact) / exact
-    start = (extent - length) / 2
-    return start, start + length
-
-
-def resample_volume(volume: np.ndarray, out_size: Sequence[float], *, interp: InterpType, antialias: bool,
-                    out_dtype: Any = None) -> np.ndarray:
-    """Resize a DHWC volume to ``out_size`` (d, h, w; fractional extents keep their exact scale, as
-    DALI's ``subpixel_scale``): H and W per plane, then D (float32 between)."""
+def resample_volume(volume: np.ndarray, geometry: ResizeGeometry, *, interp: InterpType, antialias: bool,
+                    out_dtype: Any = None, mag_interp: InterpType | None = None) -> np.ndarray:
+    """Resize a DHWC volume to ``geometry`` (``resize_geometry``: size and source window per axis):
+    H and W per plane, then D (float32 between)."""
     d, h, w, c = volume.shape
-    od, oh, ow = (_round(v) for v in out_size)
-    (d0, d1), (y0, y1), (x0, x1) = (subpixel_roi(n, v) for n, v in zip((d, h, w), out_size))
+    od, oh, ow = geometry.size
+    d0, y0, x0 = geometry.lo
+    d1, y1, x1 = geometry.hi
     odt = np.dtype(out_dtype or volume.dtype)
     mid_dtype = np.float32 if odt == np.uint8 else odt
     planes = np.empty((d, oh, ow, c), dtype=mid_dtype)
     for k in range(d):
-        kernels.resample(volume[k], (oh, ow), interp=interp, antialias=antialias, out_dtype=mid_dtype,
-                         roi=(y0, x0, y1, x1), out=planes[k])
+        kernels.resample(volume[k], (oh, ow), interp=interp, mag_interp=mag_interp, antialias=antialias,
+                         out_dtype=mid_dtype, roi=(y0, x0, y1, x1), out=planes[k])
     if od == d and (d0, d1) == (0, d) and odt == mid_dtype:
         return planes
     rows = planes.reshape(d, oh * ow, c)
-    out = kernels.resample(rows, (od, oh * ow), interp=interp, antialias=antialias, out_dtype=odt,
-                           roi=(d0, 0.0, d1, float(oh * ow)))
+    out = kernels.resample(rows, (od, oh * ow), interp=interp, mag_interp=mag_interp, antialias=antialias,
+                           out_dtype=odt, roi=(d0, 0.0, d1, float(oh * ow)))
     return np.ascontiguousarray(out).reshape(od, oh, ow, c)
 
 

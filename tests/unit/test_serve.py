@@ -614,7 +614,7 @@ def test_serve_bench_helpers():
 
 def test_a_broken_definition_fails_at_start_with_its_error():
     def broken(jpegs):
-        return fn.resize(jpegs, resize_x=-3, resize_y=8)
+        return fn.resize(jpegs, resize_x=3, resize_y=8, mode="bigger")  # no such mode
 
     async def main():
         b = DynamicBatcher(broken, max_batch_size=2)

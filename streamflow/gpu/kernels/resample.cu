@@ -4,7 +4,7 @@
  * own planner (imgproc.resample_plan): the GPU only sums, in the C code's
  * order, so it reproduces the CPU bit for bit:
  *   horizontal pass (hrow):    acc = p0 * w0;  acc += pk * wk
- *   vertical pass (vrow_f32):  acc = wa * a + wb * b;  acc += wa * a + wb * b  (pairs), then singles
+ *   vertical pass (vrow_f32):  acc = wa * a + wb * b;  acc = (acc + wa * a) + wb * b  (pairs), then singles
  *
  * A pass reads SRC (rows of SRC_STRIDE elements, C interleaved channels) and
  * writes OUT_LEN outputs along its axis for OTHER_LEN lines of the other axis.
@@ -53,7 +53,7 @@ __device__ __forceinline__ void sf_taps(const i64* P, int d, int o, int c0, int 
             const i64 a = (i64)(idx[k] - tap0) * stride + col, b = (i64)(idx[k + 1] - tap0) * stride + col;
             const float wa = w[k], wb = w[k + 1];
             for (int c = 0; c < SF_MAXC; c++)
-                if (c < nc) acc[c] += wa * sf_load(src, a + c) + wb * sf_load(src, b + c);
+                if (c < nc) acc[c] = (acc[c] + wa * sf_load(src, a + c)) + wb * sf_load(src, b + c);
         }
         for (; k < S_; k++) {
             const i64 a = (i64)(idx[k] - tap0) * stride + col;

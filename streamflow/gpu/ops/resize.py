@@ -28,7 +28,8 @@ def resize_gpu(op: Resize, chunk: Chunk, ctx: GpuContext) -> list[list[Any]]:
         try:
             img = ctx.as_hwc(image)
             size, roi = op.plan_sample(chunk, row, img.shape[0], img.shape[1])
-            job = plan_resample(img, size, roi, (0, 0, size[0], size[1]), op.spec.interp, op.spec.antialias)
+            job = plan_resample(img, size, roi, (0, 0, size[0], size[1]), op.spec.interp, op.spec.antialias,
+                                op.spec.mag_interp)
             out_dtype = np.dtype(op.spec.dtype or img.dtype)
             if out_dtype not in _KIND:
                 raise SampleError(f"resize output dtype must be uint8 or float32, got {out_dtype}")

@@ -43,7 +43,8 @@ def resize_crop_mirror_normalize_gpu(op: ResizeCropMirrorNormalize, chunk: Chunk
                 region = (0, 0, 1, 1)
             else:
                 region = (ry0, rx0, rh, rw)
-            job = plan_resample(img, size, roi, region, op.resize.spec.interp, op.resize.spec.antialias)
+            spec = op.resize.spec
+            job = plan_resample(img, size, roi, region, spec.interp, spec.antialias, spec.mag_interp)
             oc, table = channel_table(cmn, cmn_chunk, row, C)
             P = np.zeros(K.NP, dtype=np.int64)
             shapes.append(fill_cmn_slots(cmn, cmn_chunk, row, P, window, oc))

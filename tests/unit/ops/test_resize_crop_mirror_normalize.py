@@ -33,6 +33,27 @@ def test_resize_then_cmn_fusion_equals_unfused() -> None:
     assert np.array_equal(a, b)
 
 
+@pytest.mark.parametrize("resize", [
+    dict(resize_shorter=41.3),  # fractional sizes: DALI's subpixel_scale windows
+    dict(resize_x=57.5, min_filter="INTERP_LANCZOS3", mag_filter="INTERP_NN", antialias=False),
+    dict(size=(-50, 33.3), roi_start=(5.5, 70), roi_end=(60, 2.25), dtype="FLOAT", interp_type="INTERP_CUBIC"),
+])
+def test_fusion_equals_unfused_with_fractional_sizes_filters_and_rois(resize) -> None:
+    imgs = [rand_image(61 + i, 83 - 7 * i, seed=i) for i in range(4)]
+    cmn = dict(crop=(24, 30), mean=[1, 2, 3], std=[3, 2, 1], crop_pos_x=0.8)
+
+    def fused(x):
+        return fn.crop_mirror_normalize(fn.resize(x, **resize), mirror=fn.random.coin_flip(), **cmn)
+
+    def unfused(x):
+        r = fn.resize(x, **resize)
+        return r, fn.crop_mirror_normalize(r, mirror=fn.random.coin_flip(), **cmn)
+
+    a = run_batch(imgs, fused)[0].as_tensor()
+    b = run_batch(imgs, unfused)[1].as_tensor()
+    assert np.array_equal(a, b)
+
+
 PHOTOS = Path(__file__).resolve().parents[2] / "data" / "photos"
 
 
@@ -157,3 +178,21 @@ def test_gpu_fused_equals_cpu_fused(kernel_ctx, out, resize_dtype, interp) -> No
     cpu, cf = run_cpu_op(fused, images, args)
     assert not gf and not cf
     assert_same_outputs(gpu, cpu, f"fused {out} resize dtype {resize_dtype} {interp}")
+
+
+@pytest.mark.parametrize("filters", [("INTERP_NN", "INTERP_CUBIC"), ("INTERP_LANCZOS3", "INTERP_NN")])
+def test_gpu_fused_equals_cpu_with_min_mag_filters_and_rois(kernel_ctx, filters) -> None:
+    rng = np.random.default_rng(3)
+    images = odd_images(rng, 4, lo=40, hi=150)
+    fused = ResizeCropMirrorNormalize(
+        Resize(ResizeSpec.from_args(resize_x=77.7, min_filter=filters[0], mag_filter=filters[1])),
+        CropMirrorNormalize(CropSpec.from_args("crop_mirror_normalize", crop=(30, 40)), mean=MEAN, std=STD),
+    )
+    args = {"resize.roi_start": [np.array([2.5, 30.0]), np.array([0.0, 0.0]), np.array([30.0, 1.0]),
+                                 np.array([1.0, 1.0])],
+            "resize.roi_end": [np.array([38.0, 3.0]), np.array([40.0, 40.0]), np.array([1.0, 39.5]),
+                               np.array([39.0, 39.0])]}
+    gpu, gf = run_gpu_impl(kernel_ctx, fused, images, args)
+    cpu, cf = run_cpu_op(fused, images, args)
+    assert not gf and not cf
+    assert_same_outputs(gpu, cpu, f"fused min/mag {filters} with rois")
