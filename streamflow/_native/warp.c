@@ -565,6 +565,7 @@ static int run_affine3d(const Warp *w, const float m[12], int linear, int copy, 
 
 typedef struct {
     const char *src;
+    const char *end; /* one past the source's last byte */
     int H, W, C, dt;
     int border;
     const double *fill; /* C values */
@@ -599,87 +600,201 @@ SF_INLINE int64_t border_tap(int64_t i, int64_t n, int border) {
 /* numpy's float64 -> int64 conversion of a clipped coordinate (NaN -> INT64_MIN, as on x86). */
 SF_INLINE int64_t to_i64(double v) { return v == v ? (int64_t)v : INT64_MIN; }
 
-#define DEF_SAMPLE(SUF, T)                                                                      \
+/* rint (half to even) of |v| <= 2^51 without SSE4.1: adding and taking off 2^52 rounds to an
+ * integer in the current (nearest-even) mode; exact for these magnitudes. */
+SF_INLINE double rint_small(double v) {
+    const double big = 4503599627370496.0; /* 2^52 */
+    const double a = v < 0 ? -v : v;
+    const double r = (a + big) - big;
+    return v < 0 ? -r : r;
+}
+
+/* uint8 values as doubles (a table load instead of a conversion per tap) */
+static double U8D[256];
+
+typedef double v4d __attribute__((vector_size(32)));
+
+/* Channels 0..3 of a uint8 / float32 pixel as doubles into *v (CC 3: a 4th element only where
+ * it exists, as ld4_u8 / ld4_f32). Through a pointer: a 32-byte vector is no return value
+ * without AVX. */
+SF_INLINE void ld4d_u8(v4d *v, const uint8_t *p, int CC, const char *end) {
+    if (CC == 4 || (const char *)p + 4 <= end) {
+        uint8_t b[4];
+        memcpy(b, p, 4);
+        *v = (v4d){U8D[b[0]], U8D[b[1]], U8D[b[2]], U8D[b[3]]};
+    } else {
+        *v = (v4d){U8D[p[0]], U8D[p[1]], U8D[p[2]], 0.0};
+    }
+}
+
+SF_INLINE void ld4d_f32(v4d *v, const float *p, int CC, const char *end) {
+    v4f f = {0, 0, 0, 0};
+    memcpy(&f, p, (CC == 4 || (const char *)(p + 4) <= end) ? 16 : 12);
+    *v = __builtin_convertvector(f, v4d);
+}
+
+/* One output row: bilinear (double) or nearest (rint) samples of the points (sx, sy), every
+ * channel, as doubles in o (room for n * C + 1). CC: the channel count, a constant where
+ * specialized; VEC: the 4-lane path for interior pixels of 3 or 4 channels. */
+#define DEF_SAMPLE(SUF, T, VLD, HAS_VEC)                                                                  \
     SF_INLINE double px_##SUF(const Sampler *s, int64_t y, int64_t x, int c) {                  \
         const int64_t ty = border_tap(y, s->H, s->border), tx = border_tap(x, s->W, s->border);  \
         if (ty < 0 || tx < 0) return s->fill[c];                                                 \
         return (double)((const T *)s->src)[((size_t)ty * s->W + (size_t)tx) * s->C + c];         \
     }                                                                                            \
-    static void sample_##SUF(const Sampler *s, const double *sx, const double *sy, int n,         \
-                             int linear, double *o) {                                            \
+    SF_INLINE void sample_##SUF##_c(const Sampler *s, const double *restrict sx,                 \
+                                    const double *restrict sy, int n, int linear,                \
+                                    double *restrict o, const int CC, const int VEC) {           \
         const double big = 1073741824.0;                                                         \
-        const int C = s->C;                                                                      \
-        for (int j = 0; j < n; j++, o += C) {                                                    \
+        const T *src = (const T *)s->src;                                                        \
+        const size_t rs = (size_t)s->W * CC;                                                     \
+        for (int j = 0; j < n; j++, o += CC) {                                                   \
             double cx = sx[j], cy = sy[j];                                                       \
             cx = cx < -big ? -big : (cx > big ? big : cx);                                       \
             cy = cy < -big ? -big : (cy > big ? big : cy);                                       \
             if (!linear) {                                                                       \
-                const int64_t x = to_i64(rint(cx)), y = to_i64(rint(cy));                        \
-                for (int c = 0; c < C; c++) o[c] = px_##SUF(s, y, x, c);                         \
+                const int64_t x = to_i64(rint_small(cx)), y = to_i64(rint_small(cy));            \
+                if ((uint64_t)x < (uint64_t)s->W && (uint64_t)y < (uint64_t)s->H) {              \
+                    const T *p = src + (size_t)y * rs + (size_t)x * CC;                          \
+                    for (int c = 0; c < CC; c++) o[c] = (double)p[c];                            \
+                } else {                                                                         \
+                    for (int c = 0; c < CC; c++) o[c] = px_##SUF(s, y, x, c);                    \
+                }                                                                                \
                 continue;                                                                        \
             }                                                                                    \
             const double fx = floor(cx), fy = floor(cy);                                         \
             const int64_t x0 = to_i64(fx), y0 = to_i64(fy);                                      \
             const double ax = cx - fx, ay = cy - fy, bx = 1.0 - ax, by = 1.0 - ay;               \
-            const int inside = x0 >= 0 && x0 < s->W - 1 && y0 >= 0 && y0 < s->H - 1;              \
-            for (int c = 0; c < C; c++) {                                                        \
-                double g00, g01, g10, g11;                                                       \
-                if (inside) {                                                                    \
-                    const T *p = (const T *)s->src + ((size_t)y0 * s->W + (size_t)x0) * C + c;   \
-                    const size_t rs = (size_t)s->W * C;                                          \
-                    g00 = (double)p[0];                                                          \
-                    g01 = (double)p[C];                                                          \
-                    g10 = (double)p[rs];                                                         \
-                    g11 = (double)p[rs + C];                                                     \
-                } else {                                                                         \
-                    g00 = px_##SUF(s, y0, x0, c);                                                \
-                    g01 = px_##SUF(s, y0, x0 + 1, c);                                            \
-                    g10 = px_##SUF(s, y0 + 1, x0, c);                                            \
-                    g11 = px_##SUF(s, y0 + 1, x0 + 1, c);                                        \
+            if (x0 >= 0 && x0 < s->W - 1 && y0 >= 0 && y0 < s->H - 1) {                          \
+                const T *p = src + (size_t)y0 * rs + (size_t)x0 * CC;                            \
+                if (VEC) {                                                                       \
+                    v4d g00, g01, g10, g11;                                                      \
+                    VLD(&g00, p, CC, s->end);                                                    \
+                    VLD(&g01, p + CC, CC, s->end);                                               \
+                    VLD(&g10, p + rs, CC, s->end);                                               \
+                    VLD(&g11, p + rs + CC, CC, s->end);                                          \
+                    const v4d top = g00 * bx + g01 * ax, bottom = g10 * bx + g11 * ax;           \
+                    const v4d r = top * by + bottom * ay;                                        \
+                    memcpy(o, &r, sizeof r);                                                     \
+                    continue;                                                                    \
                 }                                                                                \
-                const double top = g00 * bx + g01 * ax;                                          \
-                const double bottom = g10 * bx + g11 * ax;                                       \
+                for (int c = 0; c < CC; c++) {                                                   \
+                    const double top = (double)p[c] * bx + (double)p[c + CC] * ax;               \
+                    const double bottom = (double)p[rs + c] * bx + (double)p[rs + c + CC] * ax;  \
+                    o[c] = top * by + bottom * ay;                                               \
+                }                                                                                \
+                continue;                                                                        \
+            }                                                                                    \
+            for (int c = 0; c < CC; c++) {                                                       \
+                const double top = px_##SUF(s, y0, x0, c) * bx + px_##SUF(s, y0, x0 + 1, c) * ax; \
+                const double bottom = px_##SUF(s, y0 + 1, x0, c) * bx + px_##SUF(s, y0 + 1, x0 + 1, c) * ax; \
                 o[c] = top * by + bottom * ay;                                                   \
             }                                                                                    \
         }                                                                                        \
+    }                                                                                            \
+    SF_CLONES static void sample_##SUF(const Sampler *s, const double *sx, const double *sy, int n, \
+                                       int linear, double *o) {                                  \
+        switch (s->C) {                                                                          \
+            case 1: sample_##SUF##_c(s, sx, sy, n, linear, o, 1, 0); break;                      \
+            case 3: sample_##SUF##_c(s, sx, sy, n, linear, o, 3, HAS_VEC); break;                \
+            case 4: sample_##SUF##_c(s, sx, sy, n, linear, o, 4, HAS_VEC); break;                \
+            default: sample_##SUF##_c(s, sx, sy, n, linear, o, s->C, 0); break;                  \
+        }                                                                                        \
     }
 
-DEF_SAMPLE(u8, uint8_t)
-DEF_SAMPLE(i8, int8_t)
-DEF_SAMPLE(u16, uint16_t)
-DEF_SAMPLE(i16, int16_t)
-DEF_SAMPLE(u32, uint32_t)
-DEF_SAMPLE(i32, int32_t)
-DEF_SAMPLE(f32, float)
-DEF_SAMPLE(f64, double)
+/* the loader of the types without a 4-lane path (never called: HAS_VEC is 0) */
+#define ld4d_none(v, p, CC, end) (*(v) = (v4d){0, 0, 0, 0})
+
+DEF_SAMPLE(u8, uint8_t, ld4d_u8, 1)
+DEF_SAMPLE(i8, int8_t, ld4d_none, 0)
+DEF_SAMPLE(u16, uint16_t, ld4d_none, 0)
+DEF_SAMPLE(i16, int16_t, ld4d_none, 0)
+DEF_SAMPLE(u32, uint32_t, ld4d_none, 0)
+DEF_SAMPLE(i32, int32_t, ld4d_none, 0)
+DEF_SAMPLE(f32, float, ld4d_f32, 1)
+DEF_SAMPLE(f64, double, ld4d_none, 0)
 
 typedef void (*sample_fn)(const Sampler *, const double *, const double *, int, int, double *);
 static const sample_fn SAMPLERS[] = {sample_u8, sample_i8, sample_u16, sample_i16,
                                      sample_u32, sample_i32, sample_f32, sample_f64};
 
-/* double -> the source type: integers rint and saturate (NaN -> 0), floats cast. */
+/* double -> the source type: integers rint and saturate (NaN -> 0), floats cast. Clipping to
+ * [LO - 1, HI + 1] before rounding changes no result and keeps rint_small exact. */
+SF_INLINE double round_sat_d(double v, double lo, double hi) {
+    const int nan = v != v;
+    v = v < lo - 1.0 ? lo - 1.0 : (v > hi + 1.0 ? hi + 1.0 : v);
+    double r = rint_small(nan ? 0.0 : v);
+    return r < lo ? lo : (r > hi ? hi : r);
+}
+
+/* round_sat_d on 4 lanes (the same operations), as int32 lanes (the 8- and 16-bit types). */
+SF_INLINE void round4_sat_d(v4i *out, const double *src, double LO, double HI) {
+    v4d v;
+    memcpy(&v, src, sizeof v);
+    const v4d lo = {LO, LO, LO, LO}, hi = {HI, HI, HI, HI}, one = {1, 1, 1, 1}, zero = {0, 0, 0, 0};
+    const v4d big = {4503599627370496.0, 4503599627370496.0, 4503599627370496.0, 4503599627370496.0};
+    typedef int64_t v4l __attribute__((vector_size(32)));
+    v = (v4d)((v4l)v & (v == v));
+    const v4d lo1 = lo - one, hi1 = hi + one;
+    v = (v4d)(((v4l)lo1 & (v < lo1)) | ((v4l)v & ~(v < lo1)));
+    v = (v4d)(((v4l)hi1 & (v > hi1)) | ((v4l)v & ~(v > hi1)));
+    const v4l neg = v < zero;
+    const v4d a = (v4d)(((v4l)-v & neg) | ((v4l)v & ~neg));
+    v4d r = (a + big) - big;
+    r = (v4d)(((v4l)-r & neg) | ((v4l)r & ~neg));
+    r = (v4d)(((v4l)lo & (r < lo)) | ((v4l)r & ~(r < lo)));
+    r = (v4d)(((v4l)hi & (r > hi)) | ((v4l)r & ~(r > hi)));
+    *out = __builtin_convertvector(r, v4i);
+}
+
 #define STORE_D_INT(T, LO, HI)                                                 \
     do {                                                                       \
         T *restrict o = (T *)dst;                                              \
-        for (int i = 0; i < n; i++) {                                          \
-            double r = rint(src[i]);                                           \
-            r = r < (LO) ? (LO) : (r > (HI) ? (HI) : r);                       \
-            o[i] = r == r ? (T)r : (T)0;                                       \
-        }                                                                      \
+        for (int i = 0; i < n; i++) o[i] = (T)round_sat_d(src[i], LO, HI);     \
     } while (0)
 
-static void store_f64(char *restrict dst, int dt, const double *restrict src, int n) {
+/* 16 values at a time, packed (sf_simd.h), the rest one by one. */
+#define STORE_D_SMALL(T, KIND, LO, HI)                                                         \
+    do {                                                                                       \
+        T *restrict o = (T *)dst;                                                              \
+        int i = 0;                                                                             \
+        for (; i + 16 <= n; i += 16) {                                                         \
+            v4i a, b, c, d;                                                                    \
+            round4_sat_d(&a, src + i, LO, HI);                                                 \
+            round4_sat_d(&b, src + i + 4, LO, HI);                                             \
+            round4_sat_d(&c, src + i + 8, LO, HI);                                             \
+            round4_sat_d(&d, src + i + 12, LO, HI);                                            \
+            sf_narrow16(KIND, o + i, a, b, c, d);                                              \
+        }                                                                                      \
+        for (; i < n; i++) o[i] = (T)round_sat_d(src[i], LO, HI);                              \
+    } while (0)
+
+SF_CLONES static void store_f64(char *restrict dst, int dt, const double *restrict src, int n) {
     switch (dt) {
-        case DT_U8: STORE_D_INT(uint8_t, 0.0, 255.0); break;
-        case DT_I8: STORE_D_INT(int8_t, -128.0, 127.0); break;
-        case DT_U16: STORE_D_INT(uint16_t, 0.0, 65535.0); break;
-        case DT_I16: STORE_D_INT(int16_t, -32768.0, 32767.0); break;
+        case DT_U8: STORE_D_SMALL(uint8_t, SF_U8, 0.0, 255.0); break;
+        case DT_I8: STORE_D_SMALL(int8_t, SF_I8, -128.0, 127.0); break;
+        case DT_U16: STORE_D_SMALL(uint16_t, SF_U16, 0.0, 65535.0); break;
+        case DT_I16: STORE_D_SMALL(int16_t, SF_I16, -32768.0, 32767.0); break;
         case DT_U32: STORE_D_INT(uint32_t, 0.0, 4294967295.0); break;
         case DT_I32: STORE_D_INT(int32_t, -2147483648.0, 2147483647.0); break;
         case DT_F32:
             for (int i = 0; i < n; i++) ((float *)dst)[i] = (float)src[i];
             break;
         default: memcpy(dst, src, (size_t)n * sizeof(double)); break;
+    }
+}
+
+/* The source points of output row i under the homography m (see the header). */
+SF_CLONES static void persp_coords(const double m[9], int i, int OW, double half, double *restrict sx,
+                                   double *restrict sy) {
+    const double y = (double)i + half;
+    const double wy = m[7] * y, xy = m[1] * y, yy = m[4] * y;
+    for (int j = 0; j < OW; j++) {
+        const double x = (double)j + half;
+        const double wv = (m[6] * x + wy) + m[8];
+        const double inv = wv != 0.0 ? 1.0 / wv : 0.0;
+        sx[j] = ((m[0] * x + xy) + m[2]) * inv - half;
+        sy[j] = ((m[3] * x + yy) + m[5]) * inv - half;
     }
 }
 
@@ -690,28 +805,12 @@ static int run_perspective(const Sampler *s, const double *m, const char *mapx, 
     const size_t n = (size_t)OW * s->C;
     double *sx = (double *)malloc((size_t)(OW ? OW : 1) * sizeof(double));
     double *sy = (double *)malloc((size_t)(OW ? OW : 1) * sizeof(double));
-    double *buf = (double *)malloc((n ? n : 1) * sizeof(double));
+    double *buf = (double *)malloc((n + 4) * sizeof(double));
     int ok = sx && sy && buf;
     if (ok) {
         for (int i = 0; i < OH; i++) {
             if (m) {
-                const double y = (double)i + half;
-                for (int j = 0; j < OW; j++) {
-                    const double x = (double)j + half;
-                    double a = m[6] * x, b = m[7] * y;
-                    const double wv = (a + b) + m[8];
-                    const double inv = wv != 0.0 ? 1.0 / wv : 0.0;
-                    a = m[0] * x;
-                    b = m[1] * y;
-                    double v = (a + b) + m[2];
-                    v = v * inv;
-                    sx[j] = v - half;
-                    a = m[3] * x;
-                    b = m[4] * y;
-                    v = (a + b) + m[5];
-                    v = v * inv;
-                    sy[j] = v - half;
-                }
+                persp_coords(m, i, OW, half, sx, sy);
             } else {
                 const size_t base = (size_t)i * OW;
                 for (int j = 0; j < OW; j++) {
@@ -871,7 +970,8 @@ static PyObject *py_perspective(PyObject *self, PyObject *args) {
     }
     if (ok == 0) PyErr_SetString(PyExc_ValueError, "perspective: unsupported types, shapes, maps or border");
     if (ok == 1) {
-        Sampler s = {(const char *)sb.buf, (int)sb.shape[0], (int)sb.shape[1], (int)sb.shape[2], dt, border, fill};
+        Sampler s = {(const char *)sb.buf, (const char *)sb.buf + sb.len, (int)sb.shape[0], (int)sb.shape[1],
+                     (int)sb.shape[2], dt, border, fill};
         int rc;
         Py_BEGIN_ALLOW_THREADS;
         rc = run_perspective(&s, use_maps ? NULL : m, (const char *)xb.buf, (const char *)yb.buf, map_f32,
@@ -905,6 +1005,7 @@ static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_warp", "CPU kernels
 
 PyMODINIT_FUNC PyInit__warp(void) {
     for (int v = 0; v < 256; v++) {
+        U8D[v] = (double)v;
         U8F[v] = (float)v;
         I8F[v] = (float)(int8_t)v;
     }
