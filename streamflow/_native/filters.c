@@ -132,17 +132,19 @@ static inline double sat_round_d(float v, double lo, double hi) {
     return r < lo ? lo : (r > hi ? hi : r);
 }
 
-/* sat_round_small on 4 lanes with GCC vector extensions (SSE2 in the default clone): the same
- * operations lane by lane. */
-static inline __attribute__((always_inline)) sf_v4i round4_small(sf_v4f v, float LO, float HI) {
-    const sf_v4f lo = {LO, LO, LO, LO}, hi = {HI, HI, HI, HI};
-    const sf_v4f half = {0.5f, 0.5f, 0.5f, 0.5f}, mhalf = {-0.5f, -0.5f, -0.5f, -0.5f};
-    v = (sf_v4f)((sf_v4i)v & (v == v)); /* NaN -> 0 */
-    v = sf_select(v < lo, lo, v);
-    v = sf_select(v > hi, hi, v);
-    sf_v4i t = __builtin_convertvector(v, sf_v4i);       /* truncates */
-    sf_v4f d = v - __builtin_convertvector(t, sf_v4f);   /* exact */
-    return t - (d >= half) + (d <= mhalf);               /* true is -1 */
+/* sat_round_small on 8 lanes with GCC vector extensions (AVX in the avx2 clone, SSE2 pairs
+ * elsewhere): the same operations lane by lane. */
+static inline __attribute__((always_inline)) void round8_small(sf_v8i *out, const float *src, float LO, float HI) {
+    sf_v8f v;
+    memcpy(&v, src, sizeof v);
+    const sf_v8f zero = {0, 0, 0, 0, 0, 0, 0, 0};
+    const sf_v8f lo = zero + LO, hi = zero + HI, half = zero + 0.5f, mhalf = zero - 0.5f;
+    v = (sf_v8f)((sf_v8i)v & (v == v)); /* NaN -> 0 */
+    v = (sf_v8f)(((sf_v8i)lo & (v < lo)) | ((sf_v8i)v & ~(v < lo)));
+    v = (sf_v8f)(((sf_v8i)hi & (v > hi)) | ((sf_v8i)v & ~(v > hi)));
+    sf_v8i t = __builtin_convertvector(v, sf_v8i);       /* truncates */
+    sf_v8f d = v - __builtin_convertvector(t, sf_v8f);   /* exact */
+    *out = t - (d >= half) + (d <= mhalf);               /* true is -1 */
 }
 
 /* 16 values at a time, packed to the 8- or 16-bit type (sf_simd.h), the rest one by one. */
@@ -151,10 +153,10 @@ static inline __attribute__((always_inline)) sf_v4i round4_small(sf_v4f v, float
         T *restrict o = (T *)dst;                                                              \
         int i = 0;                                                                             \
         for (; i + 16 <= n; i += 16) {                                                         \
-            sf_v4f v[4];                                                                       \
-            memcpy(v, src + i, sizeof v);                                                      \
-            sf_narrow16(KIND, o + i, round4_small(v[0], LO, HI), round4_small(v[1], LO, HI),  \
-                        round4_small(v[2], LO, HI), round4_small(v[3], LO, HI));               \
+            sf_v8i a, b;                                                                       \
+            round8_small(&a, src + i, LO, HI);                                                 \
+            round8_small(&b, src + i + 8, LO, HI);                                             \
+            sf_narrow16x8(KIND, o + i, &a, &b);                                                \
         }                                                                                      \
         for (; i < n; i++) o[i] = (T)sat_round_small(src[i], LO, HI);                          \
     } while (0)
@@ -294,26 +296,61 @@ out:
     return ok ? 0 : -1;
 }
 
+/* out[e] = sum over the taps, dy then dx, of k[dy][dx] * rows[dy][e + dx * C], starting from 0:
+ * the additions of one axpy pass per tap, in that order, but 8 outputs at a time kept in a
+ * vector (AVX in the avx2 clone) instead of a round trip through memory per tap. */
+static inline __attribute__((always_inline)) void correlate_c(float *restrict out, const float *const *rows,
+                                                              const float *k, const int kh, const int kw, int C,
+                                                              int on) {
+    typedef float v8f __attribute__((vector_size(32)));
+    int e = 0;
+    for (; e + 8 <= on; e += 8) {
+        v8f acc = {0, 0, 0, 0, 0, 0, 0, 0};
+        for (int dy = 0; dy < kh; dy++) {
+            const float *r = rows[dy] + e;
+            for (int dx = 0; dx < kw; dx++) {
+                v8f v;
+                memcpy(&v, r + (size_t)dx * C, sizeof v);
+                acc = acc + k[dy * kw + dx] * v;
+            }
+        }
+        memcpy(out + e, &acc, sizeof acc);
+    }
+    for (; e < on; e++) {
+        float a = 0.0f;
+        for (int dy = 0; dy < kh; dy++)
+            for (int dx = 0; dx < kw; dx++) a = a + k[dy * kw + dx] * rows[dy][e + (size_t)dx * C];
+        out[e] = a;
+    }
+}
+
+SF_CLONES static void correlate(float *restrict out, const float *const *rows, const float *k, int kh, int kw, int C,
+                                int on) {
+    if (kh == 3 && kw == 3) correlate_c(out, rows, k, 3, 3, C, on);
+    else correlate_c(out, rows, k, kh, kw, C, on);
+}
+
 static int run_filter2d(const Job *J, const float *kernel, int kh, int kw, int ay, int ax) {
     const int C = J->C, on = J->OW * C;
     const size_t len = (size_t)(J->W + kw - 1) * C;
     float *row_buf = (float *)malloc((size_t)J->W * C * sizeof(float));
     float *acc = (float *)malloc((size_t)(on > 0 ? on : 1) * sizeof(float));
+    const float **taps = (const float **)malloc((size_t)kh * sizeof(float *));
     float *rows = row_buf ? padded_source(J, ax, kw - 1 - ax, row_buf) : NULL;
-    int ok = rows && acc;
+    int ok = rows && acc && taps;
     if (ok) {
         for (int y = 0; y < J->OH; y++) {
-            for (int e = 0; e < on; e++) acc[e] = 0.0f;
             for (int dy = 0; dy < kh; dy++) {
                 int sy = border_index(y + dy - ay, J->H, J->border);
-                const float *row = rows + (size_t)(sy < 0 ? J->H : sy) * len;
-                for (int dx = 0; dx < kw; dx++) axpy(acc, row + (size_t)dx * C, kernel[dy * kw + dx], on);
+                taps[dy] = rows + (size_t)(sy < 0 ? J->H : sy) * len;
             }
+            correlate(acc, taps, kernel, kh, kw, C, on);
             store_row(J->out + (size_t)y * J->out_stride, J->out_dt, acc, on);
         }
     }
     free(row_buf);
     free(acc);
+    free((void *)taps);
     free(rows);
     return ok ? 0 : -1;
 }

@@ -17,6 +17,9 @@
 
 typedef float sf_v4f __attribute__((vector_size(16)));
 typedef int32_t sf_v4i __attribute__((vector_size(16)));
+/* 8 lanes: one AVX register in the avx2 clones, two SSE2 registers elsewhere */
+typedef float sf_v8f __attribute__((vector_size(32)));
+typedef int32_t sf_v8i __attribute__((vector_size(32)));
 
 /* m ? a : b lane by lane (m: all ones or all zeros per lane, as vector comparisons give) */
 static inline __attribute__((always_inline)) sf_v4f sf_select(sf_v4i m, sf_v4f a, sf_v4f b) {
@@ -83,6 +86,16 @@ static inline __attribute__((always_inline)) void sf_narrow16(int kind, void *ou
         }
     }
 #endif
+}
+
+/* sf_narrow16 of two 8-lane vectors (through pointers: a 32-byte vector is no argument
+ * without AVX). */
+static inline __attribute__((always_inline)) void sf_narrow16x8(int kind, void *out, const sf_v8i *a,
+                                                                const sf_v8i *b) {
+    sf_v4i q[4];
+    memcpy(&q[0], a, 32);
+    memcpy(&q[2], b, 32);
+    sf_narrow16(kind, out, q[0], q[1], q[2], q[3]);
 }
 
 #endif /* SF_SIMD_H */
