@@ -221,12 +221,13 @@ def histograms(image: np.ndarray, channels: int) -> np.ndarray:
     return hist
 
 
-def apply_luts(image: np.ndarray, luts: np.ndarray) -> np.ndarray:
-    """``luts[c][image[..., c]]`` for a uint8 array whose last axis is the channel (one table: all values)."""
+def apply_luts(image: np.ndarray, luts: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``luts[c][image[..., c]]`` for a uint8 array whose last axis is the channel (one table: all values);
+    written into ``out`` when given (same shape, uint8, C-contiguous)."""
     luts = np.ascontiguousarray(luts, dtype=np.uint8)
-    out = np.empty(image.shape, dtype=np.uint8)
-    _native().apply_luts(np.ascontiguousarray(image), out, luts, int(luts.shape[0]))
-    return out
+    target = _out_array(out, image.shape, np.dtype(np.uint8))
+    _native().apply_luts(np.ascontiguousarray(image), target, luts, int(luts.shape[0]))
+    return target
 
 
 def grid_mask(src: np.ndarray, ca: float, sa: float, sx: float, sy: float, ratio: float) -> np.ndarray:
