@@ -108,21 +108,29 @@ SF_INLINE int round_sat(float v, float lo, float hi) {
     return (int)r;
 }
 
-/* round_sat on 4 lanes (SSE2 in the default clone): the same operations lane by lane. */
-SF_INLINE v4i round4_sat(v4f v, float LO, float HI) {
-    const v4f lo = {LO, LO, LO, LO}, hi = {HI, HI, HI, HI}, one = {1, 1, 1, 1};
-    const v4f lo1 = lo - one, hi1 = hi + one, half = one * 0.5f, zero = {0, 0, 0, 0};
-    v = (v4f)((v4i)v & (v == v));
-    v = vsel(v < lo1, lo1, v);
-    v = vsel(v > hi1, hi1, v);
-    const v4f a = v + half, b = v - half;
-    const v4f ta = __builtin_convertvector(__builtin_convertvector(a, v4i), v4f);
-    const v4f tb = __builtin_convertvector(__builtin_convertvector(b, v4i), v4f);
-    const v4f fa = vsel(ta > a, ta - one, ta), cb = vsel(tb < b, tb + one, tb);
-    v4f r = vsel(v >= zero, fa, cb);
-    r = vsel(r < lo, lo, r);
-    r = vsel(r > hi, hi, r);
-    return __builtin_convertvector(r, v4i);
+/* round_sat on 8 lanes (AVX in the avx2 clone, SSE2 pairs elsewhere): the same operations
+ * lane by lane, into int32 lanes. Through pointers: a 32-byte vector is no argument without AVX. */
+SF_INLINE void round8_sat(sf_v8i *out, const float *src, float LO, float HI) {
+    typedef sf_v8f v8f;
+    typedef sf_v8i v8i;
+    v8f v;
+    memcpy(&v, src, sizeof v);
+    const v8f zero = {0, 0, 0, 0, 0, 0, 0, 0};
+    const v8f lo = zero + LO, hi = zero + HI, one = zero + 1.0f, half = zero + 0.5f;
+    const v8f lo1 = lo - one, hi1 = hi + one;
+#define SEL8(m, a, b) ((v8f)(((v8i)(a) & (m)) | ((v8i)(b) & ~(m))))
+    v = (v8f)((v8i)v & (v == v));
+    v = SEL8(v < lo1, lo1, v);
+    v = SEL8(v > hi1, hi1, v);
+    const v8f a = v + half, b = v - half;
+    const v8f ta = __builtin_convertvector(__builtin_convertvector(a, v8i), v8f);
+    const v8f tb = __builtin_convertvector(__builtin_convertvector(b, v8i), v8f);
+    const v8f fa = SEL8(ta > a, ta - one, ta), cb = SEL8(tb < b, tb + one, tb);
+    v8f r = SEL8(v >= zero, fa, cb);
+    r = SEL8(r < lo, lo, r);
+    r = SEL8(r > hi, hi, r);
+#undef SEL8
+    *out = __builtin_convertvector(r, v8i);
 }
 
 /* 16 values at a time, packed to the 8- or 16-bit type (sf_simd.h), the rest one by one. */
@@ -131,10 +139,10 @@ SF_INLINE v4i round4_sat(v4f v, float LO, float HI) {
         T *restrict o = (T *)dst;                                                           \
         int i = 0;                                                                          \
         for (; i + 16 <= n; i += 16) {                                                      \
-            v4f v[4];                                                                       \
-            memcpy(v, src + i, sizeof v);                                                   \
-            sf_narrow16(KIND, o + i, round4_sat(v[0], LO, HI), round4_sat(v[1], LO, HI),    \
-                        round4_sat(v[2], LO, HI), round4_sat(v[3], LO, HI));                \
+            sf_v8i a, b;                                                                    \
+            round8_sat(&a, src + i, LO, HI);                                                \
+            round8_sat(&b, src + i + 8, LO, HI);                                            \
+            sf_narrow16x8(KIND, o + i, &a, &b);                                             \
         }                                                                                   \
         for (; i < n; i++) o[i] = (T)round_sat(src[i], LO, HI);                             \
     } while (0)
@@ -235,6 +243,28 @@ SF_INLINE int tap(int i, int n, int has_fill) {
     if ((unsigned)i < (unsigned)n) return i;
     if (has_fill) return -1;
     return i < 0 ? 0 : n - 1;
+}
+
+/* tap(nn_coord(s[j], size), size, has_fill) for a row, 4 lanes at a time (the same values:
+ * floor of the clipped coordinate, NaN -> -2, then the border). */
+SF_CLONES static void nn_taps(const float *restrict s, int n, int size, int has_fill, int *restrict idx) {
+    const v4f zero = {0, 0, 0, 0}, one = zero + 1.0f, lo = zero - 2.0f, hi = zero + (float)(size + 1);
+    const v4f last = zero + (float)(size - 1), outside = has_fill ? zero - 1.0f : zero;
+    int j = 0;
+    for (; j + 4 <= n; j += 4) {
+        v4f v;
+        memcpy(&v, s + j, sizeof v);
+        v = vsel(v < lo, lo, v);
+        v = vsel(v > hi, hi, v);
+        const v4f t = __builtin_convertvector(__builtin_convertvector(v, v4i), v4f);
+        v4f f = vsel(v == v, vsel(t > v, t - one, t), lo);
+        const v4i inside = (f >= zero) & (f <= last);
+        const v4f edge = has_fill ? outside : vsel(f < zero, zero, last);
+        f = vsel(inside, f, edge);
+        const v4i ii = __builtin_convertvector(f, v4i);
+        memcpy(idx + j, &ii, sizeof ii);
+    }
+    for (; j < n; j++) idx[j] = tap(nn_coord(s[j], size), size, has_fill);
 }
 
 /* uint8 / int8 values as floats: a table load instead of a conversion per tap */
@@ -355,12 +385,11 @@ static const lin_fn LIN_ROWS[] = {lin_row_u8, lin_row_i8, lin_row_u16, lin_row_i
 
 /* Nearest neighbour, converted through float32. */
 #define DEF_NN_ROW(SUF, T)                                                                       \
-    static void nn_row_##SUF(const Warp *w, const float *sx, const float *sy, float *o) {       \
+    static void nn_row_##SUF(const Warp *w, const int *xi, const int *yi, float *o) {           \
         const T *src = (const T *)w->src, *fill = (const T *)w->fill;                            \
-        const int H = w->H, W = w->W, C = w->C, has_fill = fill != NULL;                         \
+        const int W = w->W, C = w->C;                                                            \
         for (int j = 0; j < w->OW; j++, o += C) {                                                \
-            const int y = tap(nn_coord(sy[j], H), H, has_fill);                                  \
-            const int x = tap(nn_coord(sx[j], W), W, has_fill);                                  \
+            const int y = yi[j], x = xi[j];                                                      \
             const T *p = y < 0 || x < 0 ? fill : src + ((size_t)y * W + (size_t)x) * C;          \
             for (int c = 0; c < C; c++) o[c] = (float)p[c];                                      \
         }                                                                                        \
@@ -375,22 +404,21 @@ DEF_NN_ROW(i32, int32_t)
 DEF_NN_ROW(f32, float)
 DEF_NN_ROW(f64, double)
 
-typedef void (*row_fn)(const Warp *, const float *, const float *, float *);
+typedef void (*row_fn)(const Warp *, const int *, const int *, float *);
 static const row_fn NN_ROWS[] = {nn_row_u8, nn_row_i8, nn_row_u16, nn_row_i16,
                                  nn_row_u32, nn_row_i32, nn_row_f32, nn_row_f64};
 
 /* Nearest neighbour into the source's own type: the pixel's bytes. */
 #define NN_COPY(PIX)                                                                            \
     for (int j = 0; j < OW; j++) {                                                              \
-        const int y = tap(nn_coord(sy[j], H), H, has_fill);                                     \
-        const int x = tap(nn_coord(sx[j], W), W, has_fill);                                     \
+        const int y = yi[j], x = xi[j];                                                         \
         const char *p = y < 0 || x < 0 ? fill : src + ((size_t)y * W + (size_t)x) * (PIX);      \
         memcpy(out + (size_t)j * (PIX), p, (PIX));                                              \
     }
 
-static void nn_copy_row(const Warp *w, const float *sx, const float *sy, char *out) {
+static void nn_copy_row(const Warp *w, const int *xi, const int *yi, char *out) {
     const char *src = w->src, *fill = w->fill;
-    const int H = w->H, W = w->W, OW = w->OW, has_fill = fill != NULL;
+    const int W = w->W, OW = w->OW;
     const size_t pix = (size_t)w->C * w->item;
     switch (pix) {
         case 1: NN_COPY(1); break;
@@ -420,8 +448,12 @@ static int run_affine2d(const Warp *w, const float m[6], int linear, int copy, c
             if (r == 0) block_coords(m, i, w->OW, sx, sy);
             const float *rx = sx + r * OW, *ry = sy + r * OW;
             char *o = out + (size_t)i * out_row;
+            if (!linear) {
+                nn_taps(rx, w->OW, w->W, w->fill != NULL, xy);
+                nn_taps(ry, w->OW, w->H, w->fill != NULL, xy + OW);
+            }
             if (copy) {
-                nn_copy_row(w, rx, ry, o);
+                nn_copy_row(w, xy, xy + OW, o);
                 continue;
             }
             float *dst = w->out_dt == DT_F32 ? (float *)o : buf;
@@ -430,7 +462,7 @@ static int run_affine2d(const Warp *w, const float m[6], int linear, int copy, c
                 lin_coords(ry, w->OW, xy + OW, q + OW);
                 LIN_ROWS[w->in_dt](w, xy, xy + OW, q, q + OW, dst);
             } else {
-                NN_ROWS[w->in_dt](w, rx, ry, dst);
+                NN_ROWS[w->in_dt](w, xy, xy + OW, dst);
             }
             if (dst == buf) store_f32(o, w->out_dt, buf, (int)n);
         }
