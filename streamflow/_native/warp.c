@@ -314,13 +314,28 @@ static float U8F[256], I8F[256];
  * operations lane by lane). A 3-channel pixel is read as 4 elements where the 4th exists
  * (below `end`), else element by element; 4 floats are written, the 4th overwritten by the
  * next pixel (the last pixel of the row writes 3). */
+/* The 4 bytes at p (3 and a zero where the 4th does not exist), widened to int32 lanes. */
+#if defined(__SSE2__)
+SF_INLINE __m128i ld4_u8_i32(const uint8_t *p, int CC, const char *end) {
+    int32_t w;
+    if (CC == 4 || (const char *)p + 4 <= end) memcpy(&w, p, 4);
+    else w = (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16);
+    const __m128i zero = _mm_setzero_si128();
+    return _mm_unpacklo_epi16(_mm_unpacklo_epi8(_mm_cvtsi32_si128(w), zero), zero);
+}
+#endif
+
 SF_INLINE v4f ld4_u8(const uint8_t *p, int CC, const char *end) {
+#if defined(__SSE2__)
+    return (v4f)_mm_cvtepi32_ps(ld4_u8_i32(p, CC, end));
+#else
     if (CC == 4 || (const char *)p + 4 <= end) {
         uint8_t b[4];
         memcpy(b, p, 4);
         return (v4f){U8F[b[0]], U8F[b[1]], U8F[b[2]], U8F[b[3]]};
     }
     return (v4f){U8F[p[0]], U8F[p[1]], U8F[p[2]], 0.0f};
+#endif
 }
 
 SF_INLINE v4f ld4_f32(const float *p, int CC, const char *end) {
@@ -650,6 +665,12 @@ typedef double v4d __attribute__((vector_size(32)));
  * it exists, as ld4_u8 / ld4_f32). Through a pointer: a 32-byte vector is no return value
  * without AVX. */
 SF_INLINE void ld4d_u8(v4d *v, const uint8_t *p, int CC, const char *end) {
+#if defined(__SSE2__)
+    const __m128i i = ld4_u8_i32(p, CC, end);
+    const __m128d lo = _mm_cvtepi32_pd(i), hi = _mm_cvtepi32_pd(_mm_shuffle_epi32(i, 0xEE));
+    typedef double v2d __attribute__((vector_size(16)));
+    *v = (v4d){((v2d)lo)[0], ((v2d)lo)[1], ((v2d)hi)[0], ((v2d)hi)[1]};
+#else
     if (CC == 4 || (const char *)p + 4 <= end) {
         uint8_t b[4];
         memcpy(b, p, 4);
@@ -657,6 +678,7 @@ SF_INLINE void ld4d_u8(v4d *v, const uint8_t *p, int CC, const char *end) {
     } else {
         *v = (v4d){U8D[p[0]], U8D[p[1]], U8D[p[2]], 0.0};
     }
+#endif
 }
 
 SF_INLINE void ld4d_f32(v4d *v, const float *p, int CC, const char *end) {
@@ -665,39 +687,92 @@ SF_INLINE void ld4d_f32(v4d *v, const float *p, int CC, const char *end) {
     *v = __builtin_convertvector(f, v4d);
 }
 
-/* One output row: bilinear (double) or nearest (rint) samples of the points (sx, sy), every
- * channel, as doubles in o (room for n * C + 1). CC: the channel count, a constant where
+/* The taps of a row of points (sx, sy), 4 lanes at a time: coordinates clipped to +-2^30;
+ * bilinear: index floor(c) and weight c - floor(c); nearest: index rint(c). A NaN coordinate
+ * gets the index INT32_MIN (numpy's int conversion of NaN is INT64_MIN: see idx64). floor
+ * without SSE4.1: truncate, step down, and keep a zero's sign as floor does. */
+SF_CLONES static void persp_taps(const double *restrict sx, const double *restrict sy, int n, int linear,
+                                 int *restrict xi, int *restrict yi, double *restrict ax, double *restrict ay) {
+    typedef int64_t v4l __attribute__((vector_size(32)));
+    typedef int32_t v4i32 __attribute__((vector_size(16)));
+#define SELD(m, a, b) ((v4d)(((v4l)(a) & (m)) | ((v4l)(b) & ~(m))))
+    const v4d zero = {0, 0, 0, 0}, one = zero + 1.0, big = zero + 1073741824.0, magic = zero + 4503599627370496.0;
+    const v4d nan_idx = zero - 2147483648.0;
+    for (int axis = 0; axis < 2; axis++) {
+        const double *src = axis ? sy : sx;
+        int *idx = axis ? yi : xi;
+        double *w = axis ? ay : ax;
+        int j = 0;
+        for (; j + 4 <= n; j += 4) {
+            v4d c;
+            memcpy(&c, src + j, sizeof c);
+            c = SELD(c < -big, -big, c);
+            c = SELD(c > big, big, c);
+            const v4l ok = c == c;
+            v4d f;
+            if (linear) {
+                const v4d t = __builtin_convertvector(__builtin_convertvector(c, v4i32), v4d);
+                f = SELD(t > c, t - one, t);
+                f = SELD(c == zero, c, f);
+                const v4d q = c - f;
+                memcpy(w + j, &q, sizeof q);
+            } else {
+                const v4l neg = c < zero;
+                const v4d a = SELD(neg, -c, c);
+                const v4d r = (a + magic) - magic;
+                f = SELD(neg, -r, r);
+            }
+            f = SELD(ok, f, nan_idx);
+            const v4i32 i = __builtin_convertvector(f, v4i32);
+            memcpy(idx + j, &i, sizeof i);
+        }
+        for (; j < n; j++) {
+            double c = src[j];
+            c = c < -1073741824.0 ? -1073741824.0 : (c > 1073741824.0 ? 1073741824.0 : c);
+            if (c != c) {
+                idx[j] = INT32_MIN;
+                if (linear) w[j] = c;
+                continue;
+            }
+            const double f = linear ? floor(c) : rint_small(c);
+            idx[j] = (int)f;
+            if (linear) w[j] = c - f;
+        }
+    }
+#undef SELD
+}
+
+/* An index of persp_taps as numpy's int64 (INT32_MIN: a NaN coordinate, INT64_MIN). */
+SF_INLINE int64_t idx64(int i) { return i == INT32_MIN ? INT64_MIN : (int64_t)i; }
+
+/* One output row from the taps of persp_taps: bilinear (double) or nearest samples, every
+ * channel, as doubles in o (room for n * C + 4). CC: the channel count, a constant where
  * specialized; VEC: the 4-lane path for interior pixels of 3 or 4 channels. */
-#define DEF_SAMPLE(SUF, T, VLD, HAS_VEC)                                                                  \
+#define DEF_SAMPLE(SUF, T, VLD, HAS_VEC)                                                         \
     SF_INLINE double px_##SUF(const Sampler *s, int64_t y, int64_t x, int c) {                  \
         const int64_t ty = border_tap(y, s->H, s->border), tx = border_tap(x, s->W, s->border);  \
         if (ty < 0 || tx < 0) return s->fill[c];                                                 \
         return (double)((const T *)s->src)[((size_t)ty * s->W + (size_t)tx) * s->C + c];         \
     }                                                                                            \
-    SF_INLINE void sample_##SUF##_c(const Sampler *s, const double *restrict sx,                 \
-                                    const double *restrict sy, int n, int linear,                \
-                                    double *restrict o, const int CC, const int VEC) {           \
-        const double big = 1073741824.0;                                                         \
+    SF_INLINE void sample_##SUF##_c(const Sampler *s, const int *restrict xi, const int *restrict yi, \
+                                    const double *restrict axs, const double *restrict ays, int n,  \
+                                    int linear, double *restrict o, const int CC, const int VEC) {  \
         const T *src = (const T *)s->src;                                                        \
         const size_t rs = (size_t)s->W * CC;                                                     \
+        const int W = s->W, H = s->H;                                                            \
         for (int j = 0; j < n; j++, o += CC) {                                                   \
-            double cx = sx[j], cy = sy[j];                                                       \
-            cx = cx < -big ? -big : (cx > big ? big : cx);                                       \
-            cy = cy < -big ? -big : (cy > big ? big : cy);                                       \
+            const int x0 = xi[j], y0 = yi[j];                                                    \
             if (!linear) {                                                                       \
-                const int64_t x = to_i64(rint_small(cx)), y = to_i64(rint_small(cy));            \
-                if ((uint64_t)x < (uint64_t)s->W && (uint64_t)y < (uint64_t)s->H) {              \
-                    const T *p = src + (size_t)y * rs + (size_t)x * CC;                          \
+                if ((unsigned)x0 < (unsigned)W && (unsigned)y0 < (unsigned)H) {                  \
+                    const T *p = src + (size_t)y0 * rs + (size_t)x0 * CC;                        \
                     for (int c = 0; c < CC; c++) o[c] = (double)p[c];                            \
                 } else {                                                                         \
-                    for (int c = 0; c < CC; c++) o[c] = px_##SUF(s, y, x, c);                    \
+                    for (int c = 0; c < CC; c++) o[c] = px_##SUF(s, idx64(y0), idx64(x0), c);    \
                 }                                                                                \
                 continue;                                                                        \
             }                                                                                    \
-            const double fx = floor(cx), fy = floor(cy);                                         \
-            const int64_t x0 = to_i64(fx), y0 = to_i64(fy);                                      \
-            const double ax = cx - fx, ay = cy - fy, bx = 1.0 - ax, by = 1.0 - ay;               \
-            if (x0 >= 0 && x0 < s->W - 1 && y0 >= 0 && y0 < s->H - 1) {                          \
+            const double ax = axs[j], ay = ays[j], bx = 1.0 - ax, by = 1.0 - ay;                 \
+            if ((unsigned)x0 < (unsigned)(W - 1) && (unsigned)y0 < (unsigned)(H - 1)) {          \
                 const T *p = src + (size_t)y0 * rs + (size_t)x0 * CC;                            \
                 if (VEC) {                                                                       \
                     v4d g00, g01, g10, g11;                                                      \
@@ -717,20 +792,21 @@ SF_INLINE void ld4d_f32(v4d *v, const float *p, int CC, const char *end) {
                 }                                                                                \
                 continue;                                                                        \
             }                                                                                    \
+            const int64_t X = idx64(x0), Y = idx64(y0);                                          \
             for (int c = 0; c < CC; c++) {                                                       \
-                const double top = px_##SUF(s, y0, x0, c) * bx + px_##SUF(s, y0, x0 + 1, c) * ax; \
-                const double bottom = px_##SUF(s, y0 + 1, x0, c) * bx + px_##SUF(s, y0 + 1, x0 + 1, c) * ax; \
+                const double top = px_##SUF(s, Y, X, c) * bx + px_##SUF(s, Y, X + 1, c) * ax;     \
+                const double bottom = px_##SUF(s, Y + 1, X, c) * bx + px_##SUF(s, Y + 1, X + 1, c) * ax; \
                 o[c] = top * by + bottom * ay;                                                   \
             }                                                                                    \
         }                                                                                        \
     }                                                                                            \
-    SF_CLONES static void sample_##SUF(const Sampler *s, const double *sx, const double *sy, int n, \
-                                       int linear, double *o) {                                  \
+    SF_CLONES static void sample_##SUF(const Sampler *s, const int *xi, const int *yi, const double *ax, \
+                                       const double *ay, int n, int linear, double *o) {         \
         switch (s->C) {                                                                          \
-            case 1: sample_##SUF##_c(s, sx, sy, n, linear, o, 1, 0); break;                      \
-            case 3: sample_##SUF##_c(s, sx, sy, n, linear, o, 3, HAS_VEC); break;                \
-            case 4: sample_##SUF##_c(s, sx, sy, n, linear, o, 4, HAS_VEC); break;                \
-            default: sample_##SUF##_c(s, sx, sy, n, linear, o, s->C, 0); break;                  \
+            case 1: sample_##SUF##_c(s, xi, yi, ax, ay, n, linear, o, 1, 0); break;              \
+            case 3: sample_##SUF##_c(s, xi, yi, ax, ay, n, linear, o, 3, HAS_VEC); break;        \
+            case 4: sample_##SUF##_c(s, xi, yi, ax, ay, n, linear, o, 4, HAS_VEC); break;        \
+            default: sample_##SUF##_c(s, xi, yi, ax, ay, n, linear, o, s->C, 0); break;          \
         }                                                                                        \
     }
 
@@ -746,7 +822,8 @@ DEF_SAMPLE(i32, int32_t, ld4d_none, 0)
 DEF_SAMPLE(f32, float, ld4d_f32, 1)
 DEF_SAMPLE(f64, double, ld4d_none, 0)
 
-typedef void (*sample_fn)(const Sampler *, const double *, const double *, int, int, double *);
+typedef void (*sample_fn)(const Sampler *, const int *, const int *, const double *, const double *, int, int,
+                          double *);
 static const sample_fn SAMPLERS[] = {sample_u8, sample_i8, sample_u16, sample_i16,
                                      sample_u32, sample_i32, sample_f32, sample_f64};
 
@@ -821,7 +898,20 @@ SF_CLONES static void persp_coords(const double m[9], int i, int OW, double half
                                    double *restrict sy) {
     const double y = (double)i + half;
     const double wy = m[7] * y, xy = m[1] * y, yy = m[4] * y;
-    for (int j = 0; j < OW; j++) {
+    typedef int64_t v4l __attribute__((vector_size(32)));
+    const v4d zero = {0, 0, 0, 0}, step = {0, 1, 2, 3};
+    int j = 0;
+    for (; j + 4 <= OW; j += 4) { /* the same operations, 4 lanes (1 / w everywhere, kept where w != 0) */
+        const v4d x = ((double)j + step) + half;
+        const v4d wv = (m[6] * x + wy) + m[8];
+        const v4l nz = wv != zero;
+        const v4d inv = (v4d)((v4l)(1.0 / wv) & nz);
+        const v4d ox = ((m[0] * x + xy) + m[2]) * inv - half;
+        const v4d oy = ((m[3] * x + yy) + m[5]) * inv - half;
+        memcpy(sx + j, &ox, sizeof ox);
+        memcpy(sy + j, &oy, sizeof oy);
+    }
+    for (; j < OW; j++) {
         const double x = (double)j + half;
         const double wv = (m[6] * x + wy) + m[8];
         const double inv = wv != 0.0 ? 1.0 / wv : 0.0;
@@ -838,7 +928,9 @@ static int run_perspective(const Sampler *s, const double *m, const char *mapx, 
     double *sx = (double *)malloc((size_t)(OW ? OW : 1) * sizeof(double));
     double *sy = (double *)malloc((size_t)(OW ? OW : 1) * sizeof(double));
     double *buf = (double *)malloc((n + 4) * sizeof(double));
-    int ok = sx && sy && buf;
+    double *w = (double *)malloc(2 * (size_t)(OW ? OW : 1) * sizeof(double));
+    int *xy = (int *)malloc(2 * (size_t)(OW ? OW : 1) * sizeof(int));
+    int ok = sx && sy && buf && w && xy;
     if (ok) {
         for (int i = 0; i < OH; i++) {
             if (m) {
@@ -852,13 +944,16 @@ static int run_perspective(const Sampler *s, const double *m, const char *mapx, 
                     sy[j] = my - half;
                 }
             }
-            SAMPLERS[s->dt](s, sx, sy, OW, linear, buf);
+            persp_taps(sx, sy, OW, linear, xy, xy + OW, w, w + OW);
+            SAMPLERS[s->dt](s, xy, xy + OW, w, w + OW, OW, linear, buf);
             store_f64(out + (size_t)i * n * out_item, s->dt, buf, (int)n);
         }
     }
     free(sx);
     free(sy);
     free(buf);
+    free(w);
+    free(xy);
     return ok ? 0 : -1;
 }
 
