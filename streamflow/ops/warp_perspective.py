@@ -66,26 +66,29 @@ def _fills(fill: Sequence[float], channels: int) -> np.ndarray:
 
 def _native_sample(src: np.ndarray, out_size: tuple[int, ...], fill: Sequence[float], *, half: float,
                    interp: InterpType, border: str, matrix: np.ndarray | None = None, mapx: np.ndarray | None = None,
-                   mapy: np.ndarray | None = None) -> np.ndarray | None:
+                   mapy: np.ndarray | None = None, out: np.ndarray | None = None) -> np.ndarray | None:
     """The C kernel (``_native/warp.c``: the numpy code's double-precision operations, in one pass with the
-    GIL released) from a homography or maps; ``None`` for the types it does not take."""
+    GIL released) from a homography or maps, into ``out`` if it fits; ``None`` for the types it does not take."""
     was_2d = src.ndim == 2
     img = src[:, :, None] if was_2d else src
+    target = out[:, :, None] if out is not None and was_2d and out.ndim == 2 else out
     try:
-        out = native_warp.perspective(img, (int(out_size[0]), int(out_size[1])), matrix=matrix, mapx=mapx,
-                                      mapy=mapy, half=half, linear=interp is not InterpType.INTERP_NN,
-                                      border=border, fill=_fills(fill, img.shape[2]))
+        result = native_warp.perspective(img, (int(out_size[0]), int(out_size[1])), matrix=matrix, mapx=mapx,
+                                         mapy=mapy, half=half, linear=interp is not InterpType.INTERP_NN,
+                                         border=border, fill=_fills(fill, img.shape[2]), out=target)
     except native_warp.KernelUnsupported:
         return None
-    return out[:, :, 0] if was_2d else out
+    return result[:, :, 0] if was_2d else result
 
 
 def warp_perspective_image(src: np.ndarray, matrix: np.ndarray, out_size: tuple[int, int], *,
-                           interp: InterpType, border: str, fill: Sequence[float], corner: bool = True) -> np.ndarray:
-    """Warp an HWC (or HW) image by the destination-to-source homography ``matrix`` (see the module doc)."""
+                           interp: InterpType, border: str, fill: Sequence[float], corner: bool = True,
+                           out: np.ndarray | None = None) -> np.ndarray:
+    """Warp an HWC (or HW) image by the destination-to-source homography ``matrix`` (see the module doc);
+    into ``out`` when it fits (the result's shape and type, C-contiguous: e.g. the sample's batch row)."""
     oh, ow = out_size
     half = 0.5 if corner else 0.0  # "corner": (0, 0) is the top-left corner, pixel centres at +0.5
-    native = _native_sample(src, (oh, ow), fill, matrix=matrix, half=half, interp=interp, border=border)
+    native = _native_sample(src, (oh, ow), fill, matrix=matrix, half=half, interp=interp, border=border, out=out)
     if native is not None:
         return native
     y, x = np.meshgrid(np.arange(oh, dtype=np.float64) + half, np.arange(ow, dtype=np.float64) + half, indexing="ij")
@@ -187,8 +190,10 @@ class WarpPerspective(Operator):
             if len(self.fill) not in (0, 1, channels):
                 raise SampleError(f"experimental.warp_perspective: fill_value has {len(self.fill)} values for "
                                   f"{channels} channels")
-            return warp_perspective_image(img, matrix, (int(size[0]), int(size[1])), interp=self.interp,
-                                          border=self.border, fill=self.fill, corner=self.corner)
+            out_hw = (int(size[0]), int(size[1]))
+            return warp_perspective_image(img, matrix, out_hw, interp=self.interp, border=self.border,
+                                          fill=self.fill, corner=self.corner,
+                                          out=chunk.output_buffer(row, out_hw + img.shape[2:], img.dtype))
 
         return [chunk.each_sample(one)]
 
@@ -280,7 +285,7 @@ class Remap(Operator):
             if mx.ndim != 2:
                 raise SampleError(f"experimental.remap: the maps must be HW (or HW1), got {mx.shape}")
             native = _native_sample(img, mx.shape, (0.0,), mapx=mx, mapy=my, half=self.half, interp=self.interp,
-                                    border="constant")
+                                    border="constant", out=chunk.output_buffer(row, mx.shape + img.shape[2:], img.dtype))
             if native is not None:
                 return native
             mx, my = mx.astype(np.float64, copy=False), my.astype(np.float64, copy=False)
