@@ -635,8 +635,38 @@ static PyObject *py_median(PyObject *self, PyObject *args) {
 
 /* out = in * mul + add (float32, two roundings), stored like the filters (round half away
  * from zero, saturate); n elements, C-contiguous, any shape. */
+static void run_linear_blocks(const char *src, int in_dt, Py_ssize_t in_item, char *dst, int out_dt,
+                              Py_ssize_t out_item, Py_ssize_t n, float mul, float add);
+
+/* out[i] = table[src[i]] for 8-bit sources: an element's result depends on its value only. */
+#define LOOKUP(T)                                                                       \
+    do {                                                                                \
+        const T *restrict t = (const T *)table;                                         \
+        T *restrict o = (T *)dst;                                                       \
+        for (Py_ssize_t i = 0; i < n; i++) o[i] = t[s[i]];                              \
+    } while (0)
+
 static void run_linear(const char *src, int in_dt, Py_ssize_t in_item, char *dst, int out_dt, Py_ssize_t out_item,
                        Py_ssize_t n, float mul, float add) {
+    if ((in_dt == DT_U8 || in_dt == DT_I8) && n >= 4096) {
+        /* the 256 results of the very same steps, indexed by the byte: identical, and one load each */
+        uint8_t values[256];
+        _Alignas(16) char table[256 * sizeof(float)];
+        for (int v = 0; v < 256; v++) values[v] = (uint8_t)v;
+        run_linear_blocks((const char *)values, in_dt, 1, table, out_dt, out_item, 256, mul, add);
+        const uint8_t *restrict s = (const uint8_t *)src;
+        switch (out_item) {
+            case 1: LOOKUP(uint8_t); return;
+            case 2: LOOKUP(uint16_t); return;
+            case 4: LOOKUP(uint32_t); return;
+            default: break;
+        }
+    }
+    run_linear_blocks(src, in_dt, in_item, dst, out_dt, out_item, n, mul, add);
+}
+
+static void run_linear_blocks(const char *src, int in_dt, Py_ssize_t in_item, char *dst, int out_dt,
+                              Py_ssize_t out_item, Py_ssize_t n, float mul, float add) {
     enum { BLK = 4096 };
     float buf[BLK];
     for (Py_ssize_t start = 0; start < n; start += BLK) {
