@@ -222,14 +222,23 @@ typedef struct {
     float fill;
 } Job;
 
-/* The float rows of the source (each padded by lo/hi pixels), plus one constant row. */
-static float *padded_source(const Job *J, int lo, int hi, float *row_buf) {
+/* The float rows of the source (each padded by lo/hi pixels), plus one constant row. Each row
+ * is converted in place and its border pixels filled from it (pad_row's values). */
+static float *padded_source(const Job *J, int lo, int hi) {
     size_t len = (size_t)(J->W + lo + hi) * J->C;
     float *rows = (float *)malloc(((size_t)J->H + 1) * len * sizeof(float));
     if (!rows) return NULL;
+    const int W = J->W, C = J->C;
     for (int y = 0; y < J->H; y++) {
-        load_row(row_buf, J->src + (size_t)y * J->src_stride, J->in_dt, J->W * J->C);
-        pad_row(rows + (size_t)y * len, row_buf, J->W, J->C, lo, hi, J->border, J->fill);
+        float *dst = rows + (size_t)y * len;
+        const float *row = dst + (size_t)lo * C;
+        load_row(dst + (size_t)lo * C, J->src + (size_t)y * J->src_stride, J->in_dt, W * C);
+        for (int p = 0; p < lo + hi; p++) {
+            int xi = p < lo ? p - lo : W + (p - lo);
+            int pos = p < lo ? p : W + p;
+            int sx = border_index(xi, W, J->border);
+            for (int c = 0; c < C; c++) dst[(size_t)pos * C + c] = sx < 0 ? J->fill : row[(size_t)sx * C + c];
+        }
     }
     for (size_t e = 0; e < len; e++) rows[(size_t)J->H * len + e] = J->fill;
     return rows;
@@ -333,10 +342,9 @@ SF_CLONES static void correlate(float *restrict out, const float *const *rows, c
 static int run_filter2d(const Job *J, const float *kernel, int kh, int kw, int ay, int ax) {
     const int C = J->C, on = J->OW * C;
     const size_t len = (size_t)(J->W + kw - 1) * C;
-    float *row_buf = (float *)malloc((size_t)J->W * C * sizeof(float));
     float *acc = (float *)malloc((size_t)(on > 0 ? on : 1) * sizeof(float));
     const float **taps = (const float **)malloc((size_t)kh * sizeof(float *));
-    float *rows = row_buf ? padded_source(J, ax, kw - 1 - ax, row_buf) : NULL;
+    float *rows = padded_source(J, ax, kw - 1 - ax);
     int ok = rows && acc && taps;
     if (ok) {
         for (int y = 0; y < J->OH; y++) {
@@ -348,7 +356,6 @@ static int run_filter2d(const Job *J, const float *kernel, int kh, int kw, int a
             store_row(J->out + (size_t)y * J->out_stride, J->out_dt, acc, on);
         }
     }
-    free(row_buf);
     free(acc);
     free((void *)taps);
     free(rows);
@@ -403,12 +410,11 @@ SF_CLONES static void median3x3_row(float *restrict out, const float *r0, const 
 static int run_median(const Job *J, int wh, int ww) {
     const int C = J->C, n = J->W * C, ry = wh / 2, rx = ww / 2;
     const size_t len = (size_t)(J->W + ww - 1) * C;
-    float *row_buf = (float *)malloc((size_t)n * sizeof(float));
     float *acc = (float *)malloc((size_t)n * sizeof(float));
     float *win = (float *)malloc((size_t)wh * ww * sizeof(float));
     Job Jc = *J;
     Jc.border = B_CLAMP;
-    float *rows = row_buf ? padded_source(&Jc, rx, ww - 1 - rx, row_buf) : NULL;
+    float *rows = padded_source(&Jc, rx, ww - 1 - rx);
     int ok = rows && acc && win;
     if (ok) {
         const float **src = (const float **)malloc((size_t)wh * sizeof(float *));
@@ -430,7 +436,6 @@ static int run_median(const Job *J, int wh, int ww) {
         }
         free((void *)src);
     }
-    free(row_buf);
     free(acc);
     free(win);
     free(rows);

@@ -128,7 +128,7 @@ def separable(src: np.ndarray, terms: Sequence[tuple[Any, Any, float]], *, borde
 
 
 def filter2d(src: np.ndarray, kernel: Any, *, anchor: tuple[int, int] | None = None, border: str = "reflect_101",
-             fill: float = 0.0, valid: bool = False, out_dtype: Any = None) -> np.ndarray:
+             fill: float = 0.0, valid: bool = False, out_dtype: Any = None, out: np.ndarray | None = None) -> np.ndarray:
     """2-D correlation with ``kernel`` (DALI's ``filter``).
 
     Args:
@@ -137,6 +137,7 @@ def filter2d(src: np.ndarray, kernel: Any, *, anchor: tuple[int, int] | None = N
         border, fill: as ``separable``.
         valid: compute only the positions where the kernel lies inside the
             image (output smaller by ``kh - 1, kw - 1``; ``anchor`` ignored).
+        out: where to write the result if it fits (its shape and type, C-contiguous).
     """
     src3, was_2d = _hwc(src)
     k = _kernel(kernel, "kernel")
@@ -154,7 +155,8 @@ def filter2d(src: np.ndarray, kernel: Any, *, anchor: tuple[int, int] | None = N
             raise ValueError(f"anchor {(ay, ax)} lies outside the {kh}x{kw} kernel")
         shape = src3.shape
     kernel_out, final = _out_type(src.dtype, out_dtype)
-    out3 = np.empty(shape, dtype=kernel_out)
+    target = out[:, :, None] if out is not None and was_2d and out.ndim == 2 else out
+    out3 = _out_array(target if kernel_out == final else None, shape, kernel_out)
     _native().filter2d(src3, out3, k, kh, kw, ay, ax, _border_code(border), float(fill))
     return _finish(out3, was_2d, final)
 
