@@ -305,59 +305,78 @@ out:
     return ok ? 0 : -1;
 }
 
-/* out[e] = sum over the taps, dy then dx, of k[dy][dx] * rows[dy][e + dx * C], starting from 0:
+/* out[e] = sum over the taps t, in order, of k[t] * rows[dy[t]][e + off[t]], starting from 0:
  * the additions of one axpy pass per tap, in that order, but 8 outputs at a time kept in a
  * vector (AVX in the avx2 clone) instead of a round trip through memory per tap. */
 static inline __attribute__((always_inline)) void correlate_c(float *restrict out, const float *const *rows,
-                                                              const float *k, const int kh, const int kw, int C,
-                                                              int on) {
+                                                              const int *dy, const int *off, const float *k,
+                                                              const int nt, int on) {
     typedef float v8f __attribute__((vector_size(32)));
     int e = 0;
     for (; e + 8 <= on; e += 8) {
         v8f acc = {0, 0, 0, 0, 0, 0, 0, 0};
-        for (int dy = 0; dy < kh; dy++) {
-            const float *r = rows[dy] + e;
-            for (int dx = 0; dx < kw; dx++) {
-                v8f v;
-                memcpy(&v, r + (size_t)dx * C, sizeof v);
-                acc = acc + k[dy * kw + dx] * v;
-            }
+        for (int t = 0; t < nt; t++) {
+            v8f v;
+            memcpy(&v, rows[dy[t]] + e + off[t], sizeof v);
+            acc = acc + k[t] * v;
         }
         memcpy(out + e, &acc, sizeof acc);
     }
     for (; e < on; e++) {
         float a = 0.0f;
-        for (int dy = 0; dy < kh; dy++)
-            for (int dx = 0; dx < kw; dx++) a = a + k[dy * kw + dx] * rows[dy][e + (size_t)dx * C];
+        for (int t = 0; t < nt; t++) a = a + k[t] * rows[dy[t]][e + off[t]];
         out[e] = a;
     }
 }
 
-SF_CLONES static void correlate(float *restrict out, const float *const *rows, const float *k, int kh, int kw, int C,
-                                int on) {
-    if (kh == 3 && kw == 3) correlate_c(out, rows, k, 3, 3, C, on);
-    else correlate_c(out, rows, k, kh, kw, C, on);
+SF_CLONES static void correlate(float *restrict out, const float *const *rows, const int *dy, const int *off,
+                                const float *k, int nt, int on) {
+    switch (nt) { /* common tap counts unrolled */
+        case 5: correlate_c(out, rows, dy, off, k, 5, on); break;
+        case 9: correlate_c(out, rows, dy, off, k, 9, on); break;
+        default: correlate_c(out, rows, dy, off, k, nt, on); break;
+    }
 }
+
+static int is_int_type(int dt) { return dt != DT_F32; }
 
 static int run_filter2d(const Job *J, const float *kernel, int kh, int kw, int ay, int ax) {
     const int C = J->C, on = J->OW * C;
     const size_t len = (size_t)(J->W + kw - 1) * C;
     float *acc = (float *)malloc((size_t)(on > 0 ? on : 1) * sizeof(float));
     const float **taps = (const float **)malloc((size_t)kh * sizeof(float *));
+    int *tdy = (int *)malloc((size_t)kh * kw * sizeof(int));
+    int *toff = (int *)malloc((size_t)kh * kw * sizeof(int));
+    float *tk = (float *)malloc((size_t)kh * kw * sizeof(float));
     float *rows = padded_source(J, ax, kw - 1 - ax);
-    int ok = rows && acc && taps;
+    int ok = rows && acc && taps && tdy && toff && tk;
     if (ok) {
+        /* Zero weights add k * v = +-0 (v finite: integer sources), which changes a sum only
+         * from -0 to +0; an integer output cannot tell, so those taps are left out there. */
+        const int skip_zeros = is_int_type(J->in_dt) && is_int_type(J->out_dt);
+        int nt = 0;
+        for (int dy = 0; dy < kh; dy++)
+            for (int dx = 0; dx < kw; dx++) {
+                const float w = kernel[dy * kw + dx];
+                if (skip_zeros && w == 0.0f) continue;
+                tdy[nt] = dy;
+                toff[nt] = dx * C;
+                tk[nt++] = w;
+            }
         for (int y = 0; y < J->OH; y++) {
             for (int dy = 0; dy < kh; dy++) {
                 int sy = border_index(y + dy - ay, J->H, J->border);
                 taps[dy] = rows + (size_t)(sy < 0 ? J->H : sy) * len;
             }
-            correlate(acc, taps, kernel, kh, kw, C, on);
+            correlate(acc, taps, tdy, toff, tk, nt, on);
             store_row(J->out + (size_t)y * J->out_stride, J->out_dt, acc, on);
         }
     }
     free(acc);
     free((void *)taps);
+    free(tdy);
+    free(toff);
+    free(tk);
     free(rows);
     return ok ? 0 : -1;
 }
