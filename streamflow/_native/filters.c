@@ -224,22 +224,23 @@ typedef struct {
 
 /* The float rows of the source (each padded by lo/hi pixels), plus one constant row. Each row
  * is converted in place and its border pixels filled from it (pad_row's values). */
+static void padded_row(const Job *J, float *dst, int y, int lo, int hi) {
+    const int W = J->W, C = J->C;
+    const float *row = dst + (size_t)lo * C;
+    load_row(dst + (size_t)lo * C, J->src + (size_t)y * J->src_stride, J->in_dt, W * C);
+    for (int p = 0; p < lo + hi; p++) {
+        int xi = p < lo ? p - lo : W + (p - lo);
+        int pos = p < lo ? p : W + p;
+        int sx = border_index(xi, W, J->border);
+        for (int c = 0; c < C; c++) dst[(size_t)pos * C + c] = sx < 0 ? J->fill : row[(size_t)sx * C + c];
+    }
+}
+
 static float *padded_source(const Job *J, int lo, int hi) {
     size_t len = (size_t)(J->W + lo + hi) * J->C;
     float *rows = (float *)malloc(((size_t)J->H + 1) * len * sizeof(float));
     if (!rows) return NULL;
-    const int W = J->W, C = J->C;
-    for (int y = 0; y < J->H; y++) {
-        float *dst = rows + (size_t)y * len;
-        const float *row = dst + (size_t)lo * C;
-        load_row(dst + (size_t)lo * C, J->src + (size_t)y * J->src_stride, J->in_dt, W * C);
-        for (int p = 0; p < lo + hi; p++) {
-            int xi = p < lo ? p - lo : W + (p - lo);
-            int pos = p < lo ? p : W + p;
-            int sx = border_index(xi, W, J->border);
-            for (int c = 0; c < C; c++) dst[(size_t)pos * C + c] = sx < 0 ? J->fill : row[(size_t)sx * C + c];
-        }
-    }
+    for (int y = 0; y < J->H; y++) padded_row(J, rows + (size_t)y * len, y, lo, hi);
     for (size_t e = 0; e < len; e++) rows[(size_t)J->H * len + e] = J->fill;
     return rows;
 }
@@ -348,8 +349,12 @@ static int run_filter2d(const Job *J, const float *kernel, int kh, int kw, int a
     int *tdy = (int *)malloc((size_t)kh * kw * sizeof(int));
     int *toff = (int *)malloc((size_t)kh * kw * sizeof(int));
     float *tk = (float *)malloc((size_t)kh * kw * sizeof(float));
-    float *rows = padded_source(J, ax, kw - 1 - ax);
-    int ok = rows && acc && taps && tdy && toff && tk;
+    /* source rows converted as they are needed: kh cached rows (row sy in slot sy % kh), kh
+     * spare rows for the rare second row of a slot within one output row (wrap, kernels
+     * larger than the image), and the constant row */
+    float *rows = (float *)malloc(((size_t)2 * kh + 1) * len * sizeof(float));
+    int *tag = (int *)malloc((size_t)2 * kh * sizeof(int)), *claim = tag ? tag + kh : NULL;
+    int ok = rows && acc && taps && tdy && toff && tk && tag;
     if (ok) {
         /* Zero weights add k * v = +-0 (v finite: integer sources), which changes a sum only
          * from -0 to +0; an integer output cannot tell, so those taps are left out there. */
@@ -363,10 +368,27 @@ static int run_filter2d(const Job *J, const float *kernel, int kh, int kw, int a
                 toff[nt] = dx * C;
                 tk[nt++] = w;
             }
+        float *constant_row = rows + (size_t)2 * kh * len;
+        for (size_t e = 0; e < len; e++) constant_row[e] = J->fill;
+        for (int k = 0; k < kh; k++) tag[k] = -1;
         for (int y = 0; y < J->OH; y++) {
+            for (int k = 0; k < kh; k++) claim[k] = -1;
             for (int dy = 0; dy < kh; dy++) {
                 int sy = border_index(y + dy - ay, J->H, J->border);
-                taps[dy] = rows + (size_t)(sy < 0 ? J->H : sy) * len;
+                if (sy < 0) {
+                    taps[dy] = constant_row;
+                    continue;
+                }
+                const int slot = sy % kh;
+                float *dst = rows + (size_t)slot * len;
+                if (claim[slot] < 0 || claim[slot] == sy) {
+                    if (tag[slot] != sy) padded_row(J, dst, sy, ax, kw - 1 - ax);
+                    tag[slot] = claim[slot] = sy;
+                } else {
+                    dst = rows + (size_t)(kh + dy) * len;
+                    padded_row(J, dst, sy, ax, kw - 1 - ax);
+                }
+                taps[dy] = dst;
             }
             correlate(acc, taps, tdy, toff, tk, nt, on);
             store_row(J->out + (size_t)y * J->out_stride, J->out_dt, acc, on);
@@ -377,6 +399,7 @@ static int run_filter2d(const Job *J, const float *kernel, int kh, int kw, int a
     free(tdy);
     free(toff);
     free(tk);
+    free(tag);
     free(rows);
     return ok ? 0 : -1;
 }
