@@ -356,9 +356,11 @@ static int run_filter2d(const Job *J, const float *kernel, int kh, int kw, int a
     int *tag = (int *)malloc((size_t)2 * kh * sizeof(int)), *claim = tag ? tag + kh : NULL;
     int ok = rows && acc && taps && tdy && toff && tk && tag;
     if (ok) {
-        /* Zero weights add k * v = +-0 (v finite: integer sources), which changes a sum only
-         * from -0 to +0; an integer output cannot tell, so those taps are left out there. */
-        const int skip_zeros = is_int_type(J->in_dt) && is_int_type(J->out_dt);
+        /* A zero weight adds k * v = +-0 when v is finite (integer sources), and that changes
+         * no sum: the sum starts at +0, so it is never -0 (in round-to-nearest, x + y is -0
+         * only for -0 + -0), and +0 + -0 is +0. Those taps are left out; float sources keep
+         * them (0 * inf and 0 * NaN are NaN). */
+        const int skip_zeros = is_int_type(J->in_dt);
         int nt = 0;
         for (int dy = 0; dy < kh; dy++)
             for (int dx = 0; dx < kw; dx++) {
