@@ -48,6 +48,8 @@
 #if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__) && \
     !defined(SF_NO_CLONES)
 #define SF_CLONES __attribute__((target_clones("avx2", "default")))
+#define SF_DISPATCH_AVX2 1
+#include <immintrin.h>
 #else
 #define SF_CLONES
 #endif
@@ -748,13 +750,13 @@ SF_INLINE int64_t idx64(int i) { return i == INT32_MIN ? INT64_MIN : (int64_t)i;
 /* One output row from the taps of persp_taps: bilinear (double) or nearest samples, every
  * channel, as doubles in o (room for n * C + 4). CC: the channel count, a constant where
  * specialized; VEC: the 4-lane path for interior pixels of 3 or 4 channels. */
-#define DEF_SAMPLE(SUF, T, VLD, HAS_VEC)                                                         \
+#define DEF_SAMPLE(SUF, T, VLD, HAS_VEC, ATTR, OUTER)                                                         \
     SF_INLINE double px_##SUF(const Sampler *s, int64_t y, int64_t x, int c) {                  \
         const int64_t ty = border_tap(y, s->H, s->border), tx = border_tap(x, s->W, s->border);  \
         if (ty < 0 || tx < 0) return s->fill[c];                                                 \
         return (double)((const T *)s->src)[((size_t)ty * s->W + (size_t)tx) * s->C + c];         \
     }                                                                                            \
-    SF_INLINE void sample_##SUF##_c(const Sampler *s, const int *restrict xi, const int *restrict yi, \
+    SF_INLINE ATTR void sample_##SUF##_c(const Sampler *s, const int *restrict xi, const int *restrict yi, \
                                     const double *restrict axs, const double *restrict ays, int n,  \
                                     int linear, double *restrict o, const int CC, const int VEC) {  \
         const T *src = (const T *)s->src;                                                        \
@@ -800,7 +802,7 @@ SF_INLINE int64_t idx64(int i) { return i == INT32_MIN ? INT64_MIN : (int64_t)i;
             }                                                                                    \
         }                                                                                        \
     }                                                                                            \
-    SF_CLONES static void sample_##SUF(const Sampler *s, const int *xi, const int *yi, const double *ax, \
+    OUTER static void sample_##SUF(const Sampler *s, const int *xi, const int *yi, const double *ax,     \
                                        const double *ay, int n, int linear, double *o) {         \
         switch (s->C) {                                                                          \
             case 1: sample_##SUF##_c(s, xi, yi, ax, ay, n, linear, o, 1, 0); break;              \
@@ -813,18 +815,32 @@ SF_INLINE int64_t idx64(int i) { return i == INT32_MIN ? INT64_MIN : (int64_t)i;
 /* the loader of the types without a 4-lane path (never called: HAS_VEC is 0) */
 #define ld4d_none(v, p, CC, end) (*(v) = (v4d){0, 0, 0, 0})
 
-DEF_SAMPLE(u8, uint8_t, ld4d_u8, 1)
-DEF_SAMPLE(i8, int8_t, ld4d_none, 0)
-DEF_SAMPLE(u16, uint16_t, ld4d_none, 0)
-DEF_SAMPLE(i16, int16_t, ld4d_none, 0)
-DEF_SAMPLE(u32, uint32_t, ld4d_none, 0)
-DEF_SAMPLE(i32, int32_t, ld4d_none, 0)
-DEF_SAMPLE(f32, float, ld4d_f32, 1)
-DEF_SAMPLE(f64, double, ld4d_none, 0)
+DEF_SAMPLE(u8, uint8_t, ld4d_u8, 1, , SF_CLONES)
+DEF_SAMPLE(i8, int8_t, ld4d_none, 0, , SF_CLONES)
+DEF_SAMPLE(u16, uint16_t, ld4d_none, 0, , SF_CLONES)
+DEF_SAMPLE(i16, int16_t, ld4d_none, 0, , SF_CLONES)
+DEF_SAMPLE(u32, uint32_t, ld4d_none, 0, , SF_CLONES)
+DEF_SAMPLE(i32, int32_t, ld4d_none, 0, , SF_CLONES)
+DEF_SAMPLE(f32, float, ld4d_f32, 1, , SF_CLONES)
+DEF_SAMPLE(f64, double, ld4d_none, 0, , SF_CLONES)
+
+#if defined(SF_DISPATCH_AVX2)
+/* uint8 pixels widened by AVX2 (vpmovzxbd, vcvtdq2pd: 3 instructions instead of 7), chosen at
+ * import where the CPU has it; the same values. */
+__attribute__((target("avx2"), always_inline)) static inline void ld4d_u8_avx2(v4d *v, const uint8_t *p, int CC,
+                                                                              const char *end) {
+    int32_t w;
+    if (CC == 4 || (const char *)p + 4 <= end) memcpy(&w, p, 4);
+    else w = (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16);
+    const __m256d d = _mm256_cvtepi32_pd(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(w)));
+    memcpy(v, &d, sizeof d);
+}
+DEF_SAMPLE(u8_avx2, uint8_t, ld4d_u8_avx2, 1, __attribute__((target("avx2"))), __attribute__((target("avx2"))))
+#endif
 
 typedef void (*sample_fn)(const Sampler *, const int *, const int *, const double *, const double *, int, int,
                           double *);
-static const sample_fn SAMPLERS[] = {sample_u8, sample_i8, sample_u16, sample_i16,
+static sample_fn SAMPLERS[] = {sample_u8, sample_i8, sample_u16, sample_i16,
                                      sample_u32, sample_i32, sample_f32, sample_f64};
 
 /* double -> the source type: integers rint and saturate (NaN -> 0), floats cast. Clipping to
@@ -893,6 +909,45 @@ SF_CLONES static void store_f64(char *restrict dst, int dt, const double *restri
     }
 }
 
+#if defined(SF_DISPATCH_AVX2)
+/* store_f64 for the 8- and 16-bit types with AVX's rounding instruction: NaN -> 0, then
+ * clip to [LO, HI] and round half to even (rounding after clipping to integer bounds gives
+ * the same integers as clipping after rounding). */
+#define STORE_D_AVX2(T, KIND, LO, HI)                                                          \
+    do {                                                                                       \
+        T *restrict o = (T *)dst;                                                              \
+        const __m256d lo = _mm256_set1_pd(LO), hi = _mm256_set1_pd(HI);                        \
+        int i = 0;                                                                             \
+        for (; i + 16 <= n; i += 16) {                                                         \
+            v4i q[4];                                                                          \
+            for (int k = 0; k < 4; k++) {                                                      \
+                __m256d v = _mm256_loadu_pd(src + i + 4 * k);                                  \
+                v = _mm256_and_pd(v, _mm256_cmp_pd(v, v, _CMP_ORD_Q));                         \
+                v = _mm256_min_pd(_mm256_max_pd(v, lo), hi);                                   \
+                v = _mm256_round_pd(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);          \
+                const __m128i r = _mm256_cvtpd_epi32(v);                                       \
+                memcpy(&q[k], &r, sizeof r);                                                   \
+            }                                                                                  \
+            sf_narrow16(KIND, o + i, q[0], q[1], q[2], q[3]);                                  \
+        }                                                                                      \
+        for (; i < n; i++) o[i] = (T)round_sat_d(src[i], LO, HI);                              \
+    } while (0)
+
+__attribute__((target("avx2"))) static void store_f64_avx2(char *restrict dst, int dt, const double *restrict src,
+                                                            int n) {
+    switch (dt) {
+        case DT_U8: STORE_D_AVX2(uint8_t, SF_U8, 0.0, 255.0); break;
+        case DT_I8: STORE_D_AVX2(int8_t, SF_I8, -128.0, 127.0); break;
+        case DT_U16: STORE_D_AVX2(uint16_t, SF_U16, 0.0, 65535.0); break;
+        case DT_I16: STORE_D_AVX2(int16_t, SF_I16, -32768.0, 32767.0); break;
+        default: store_f64(dst, dt, src, n); break;
+    }
+}
+#endif
+
+typedef void (*store_d_fn)(char *, int, const double *, int);
+static store_d_fn STORE_F64 = store_f64;
+
 /* The source points of output row i under the homography m (see the header). */
 SF_CLONES static void persp_coords(const double m[9], int i, int OW, double half, double *restrict sx,
                                    double *restrict sy) {
@@ -946,7 +1001,7 @@ static int run_perspective(const Sampler *s, const double *m, const char *mapx, 
             }
             persp_taps(sx, sy, OW, linear, xy, xy + OW, w, w + OW);
             SAMPLERS[s->dt](s, xy, xy + OW, w, w + OW, OW, linear, buf);
-            store_f64(out + (size_t)i * n * out_item, s->dt, buf, (int)n);
+            STORE_F64(out + (size_t)i * n * out_item, s->dt, buf, (int)n);
         }
     }
     free(sx);
@@ -1131,6 +1186,13 @@ static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_warp", "CPU kernels
                                     methods};
 
 PyMODINIT_FUNC PyInit__warp(void) {
+#if defined(SF_DISPATCH_AVX2)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2")) {
+        SAMPLERS[DT_U8] = sample_u8_avx2;
+        STORE_F64 = store_f64_avx2;
+    }
+#endif
     for (int v = 0; v < 256; v++) {
         U8D[v] = (double)v;
         U8F[v] = (float)v;
