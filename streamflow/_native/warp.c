@@ -1172,7 +1172,35 @@ static PyObject *py_perspective(PyObject *self, PyObject *args) {
     return ret;
 }
 
+/* use_avx2(flag) -> bool: take the AVX2 paths (where the CPU has AVX2) or the SSE2 ones;
+ * returns whether they were taken before. For tests, which check both paths give the same bits. */
+static int avx2_on = 0;
+
+static void select_paths(int avx2) {
+    SAMPLERS[DT_U8] = sample_u8;
+    STORE_F64 = store_f64;
+    avx2_on = 0;
+#if defined(SF_DISPATCH_AVX2)
+    if (avx2 && __builtin_cpu_supports("avx2")) {
+        SAMPLERS[DT_U8] = sample_u8_avx2;
+        STORE_F64 = store_f64_avx2;
+        avx2_on = 1;
+    }
+#else
+    (void)avx2;
+#endif
+}
+
+static PyObject *py_use_avx2(PyObject *self, PyObject *args) {
+    int flag;
+    if (!PyArg_ParseTuple(args, "p:use_avx2", &flag)) return NULL;
+    const int before = avx2_on;
+    select_paths(flag);
+    return PyBool_FromLong(before);
+}
+
 static PyMethodDef methods[] = {
+    {"use_avx2", py_use_avx2, METH_VARARGS, "use_avx2(flag) -> bool: AVX2 paths on or off (where available)"},
     {"affine2d", py_affine2d, METH_VARARGS,
      "affine2d(src, out, matrix6_f32, linear, fill_pixel|None, copy): 2-D affine warp of an HWC image"},
     {"affine3d", py_affine3d, METH_VARARGS,
@@ -1188,11 +1216,8 @@ static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_warp", "CPU kernels
 PyMODINIT_FUNC PyInit__warp(void) {
 #if defined(SF_DISPATCH_AVX2)
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2")) {
-        SAMPLERS[DT_U8] = sample_u8_avx2;
-        STORE_F64 = store_f64_avx2;
-    }
 #endif
+    select_paths(1);
     for (int v = 0; v < 256; v++) {
         U8D[v] = (double)v;
         U8F[v] = (float)v;

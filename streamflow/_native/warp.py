@@ -19,7 +19,7 @@ try:
 except ImportError:  # pragma: no cover - only when the extension is not built
     _warp = None
 
-__all__ = ["BORDERS", "KernelUnsupported", "affine", "available", "perspective"]
+__all__ = ["BORDERS", "KernelUnsupported", "affine", "available", "perspective", "use_avx2"]
 
 #: Border policies of ``perspective`` (ops/slice.py's names) and their codes in ``warp.c``.
 BORDERS = {"constant": 0, "edge": 1, "reflect_1001": 2, "reflect_101": 3, "wrap": 4}
@@ -39,6 +39,12 @@ class KernelUnsupported(ValueError):
 def available() -> bool:
     """Whether the C extension is built."""
     return _warp is not None
+
+
+def use_avx2(enabled: bool) -> bool:
+    """Take the kernels' AVX2 paths (the default where the CPU has AVX2) or their SSE2 ones; returns
+    the previous setting. Both give the same bits: tests run both."""
+    return bool(_native().use_avx2(bool(enabled)))
 
 
 def _native() -> Any:

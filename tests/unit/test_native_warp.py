@@ -154,8 +154,17 @@ def _homography(rng: np.random.Generator, kind: int) -> np.ndarray:
     return np.array([[1, 0.2, 0], [0.1, 1, 0], [0.01, -0.02, 0]])  # w crosses 0 inside the image
 
 
+@pytest.mark.parametrize("avx2", [True, False])
 @pytest.mark.parametrize("dtype", TYPES + (np.float16,))
-def test_perspective_and_remap_match_numpy(dtype: Any, numpy_only: Any) -> None:
+def test_perspective_and_remap_match_numpy(dtype: Any, avx2: bool, numpy_only: Any) -> None:
+    before = native_warp.use_avx2(avx2)  # both paths (where the CPU has AVX2) give the same bits
+    try:
+        _perspective_and_remap_cases(dtype, numpy_only)
+    finally:
+        native_warp.use_avx2(before)
+
+
+def _perspective_and_remap_cases(dtype: Any, numpy_only: Any) -> None:
     rng = np.random.default_rng(20 + np.dtype(dtype).num)
     borders = list(warp_perspective._BORDERS.values())
     for trial in range(40):
