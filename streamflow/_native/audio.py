@@ -14,9 +14,10 @@ with a sinc filter under a Hann envelope, tabulated and linearly interpolated:
 * Integer outputs: the float result times the type's maximum, rounded and
   saturated (DALI's ``ConvertSatNorm``).
 
-The table and the per-output position follow DALI's float32 arithmetic; the
-sum over taps is accumulated in a different order (scalar instead of SIMD
-lanes), so results agree with DALI's to float32 rounding (see ``docs/audio.md``).
+The table, the per-output position and the order of the sum over taps
+follow DALI's float32 arithmetic (the C loop reads the weights from phase
+tables instead of per-tap lookups, with the same bits); results agree with
+DALI's to float32 rounding (see ``docs/audio.md``).
 """
 
 from __future__ import annotations
