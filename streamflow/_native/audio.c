@@ -1,5 +1,5 @@
 /*
- * streamflow._native._audio -- the CPU audio resampler.
+ * streamflow._native._audio -- CPU audio kernels: the resampler, silence detection, mel bands.
  *
  *   resample(src, out, in_rate, out_rate, lookup, scale, center, lobes, out_begin)
  *       Windowed-sinc resampling of a float32 signal `src` of shape
@@ -313,12 +313,155 @@ static PyObject *py_resample(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * nonsilent(x, window, ratio, reference) -> (begin, length)
+ *
+ * The short-term power of a float32 or float64 signal: window i's power is (c[i + W] - c[i]) / W
+ * with c the running sum of x^2 in double, added sample after sample (np.cumsum's order, so the
+ * powers are the bits of streamflow.ops.nonsilent_region.moving_power). The threshold is
+ * reference * ratio (reference < 0: the loudest window's power; a NaN power makes it NaN, as
+ * numpy's max). Returns the first loud window and the span to the end of the last one, (0, 0)
+ * when none is loud. Two passes over the signal, no buffer.
+ */
+static double sq_at(const void *x, int f64, Py_ssize_t i) {
+    double v = f64 ? ((const double *)x)[i] : (double)((const float *)x)[i];
+    return v * v;
+}
+
+static void nonsilent_impl(const void *x, int f64, Py_ssize_t n, Py_ssize_t w, double ratio, double reference,
+                           Py_ssize_t *begin, Py_ssize_t *length) {
+    double lead = 0.0;
+    for (Py_ssize_t i = 0; i < w; i++) lead += sq_at(x, f64, i);
+    double lead0 = lead;
+    Py_ssize_t count = n - w + 1;
+    if (reference < 0.0) {
+        double trail = 0.0, mx = -1.0;
+        int nan = 0;
+        for (Py_ssize_t i = 0; i < count; i++) {
+            double p = (lead - trail) / (double)w;
+            if (p != p)
+                nan = 1;
+            else if (p > mx)
+                mx = p;
+            if (i + 1 < count) {
+                lead += sq_at(x, f64, i + w);
+                trail += sq_at(x, f64, i);
+            }
+        }
+        reference = nan ? NAN : mx;
+    }
+    double threshold = reference * ratio;
+    Py_ssize_t first = -1, last = -1;
+    double trail = 0.0;
+    lead = lead0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        double p = (lead - trail) / (double)w;
+        if (p >= threshold) {
+            if (first < 0) first = i;
+            last = i;
+        }
+        if (i + 1 < count) {
+            lead += sq_at(x, f64, i + w);
+            trail += sq_at(x, f64, i);
+        }
+    }
+    *begin = first < 0 ? 0 : first;
+    *length = first < 0 ? 0 : last - first + w;
+}
+
+static PyObject *py_nonsilent(PyObject *self, PyObject *args) {
+    Py_buffer src;
+    int f64;
+    Py_ssize_t w, begin = 0, length = 0;
+    double ratio, reference;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*indd", &src, &f64, &w, &ratio, &reference)) return NULL;
+    Py_ssize_t item = f64 ? 8 : 4;
+    Py_ssize_t n = src.len / item;
+    if (src.len % item || n < 1 || w < 1 || w > n) {
+        PyBuffer_Release(&src);
+        PyErr_SetString(PyExc_ValueError, "nonsilent: needs 1 <= window <= samples");
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    nonsilent_impl(src.buf, f64, n, w, ratio, reference, &begin, &length);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&src);
+    return Py_BuildValue("nn", begin, length);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * mel_rows(spec, out, bins, weights, offsets, n)
+ *
+ * A banded matrix product along the first axis: out[f] = sum over k in [offsets[f], offsets[f+1])
+ * of weights[k] * spec[bins[k]], rows of n float32, added in order (the first product, then
+ * out + product: np.add.reduceat's order, the same bits). A filter without bins is zero.
+ */
+static void mel_rows_impl(const float *spec, float *out, const int64_t *bins, const float *weights,
+                          const int64_t *offsets, Py_ssize_t nfilter, Py_ssize_t n) {
+    for (Py_ssize_t f = 0; f < nfilter; f++) {
+        float *o = out + f * n;
+        int64_t k0 = offsets[f], k1 = offsets[f + 1];
+        if (k1 <= k0) {
+            memset(o, 0, (size_t)n * sizeof(float));
+            continue;
+        }
+        const float *r = spec + bins[k0] * n;
+        float w = weights[k0];
+        for (Py_ssize_t t = 0; t < n; t++) o[t] = r[t] * w;
+        for (int64_t k = k0 + 1; k < k1; k++) {
+            r = spec + bins[k] * n;
+            w = weights[k];
+            for (Py_ssize_t t = 0; t < n; t++) o[t] = o[t] + r[t] * w;
+        }
+    }
+}
+
+static PyObject *py_mel_rows(PyObject *self, PyObject *args) {
+    Py_buffer spec, out, bins, weights, offsets;
+    Py_ssize_t n;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*w*y*y*y*n", &spec, &out, &bins, &weights, &offsets, &n)) return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t nnz = bins.len / 8, nfilter = offsets.len / 8 - 1, rows = n > 0 ? spec.len / 4 / n : 0;
+    int ok = n >= 0 && nfilter >= 0 && weights.len == 4 * nnz && out.len == 4 * nfilter * n &&
+             spec.len == 4 * rows * n;
+    for (Py_ssize_t k = 0; ok && n > 0 && k < nnz; k++) {
+        int64_t b = ((const int64_t *)bins.buf)[k];
+        ok = b >= 0 && b < rows;
+    }
+    for (Py_ssize_t f = 0; ok && f <= nfilter; f++) {
+        int64_t o = ((const int64_t *)offsets.buf)[f];
+        ok = o >= 0 && o <= nnz && (f == 0 || o >= ((const int64_t *)offsets.buf)[f - 1]);
+    }
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "mel_rows: buffer sizes or indices do not match");
+    } else if (n > 0) {
+        Py_BEGIN_ALLOW_THREADS
+        mel_rows_impl((const float *)spec.buf, (float *)out.buf, (const int64_t *)bins.buf,
+                      (const float *)weights.buf, (const int64_t *)offsets.buf, nfilter, n);
+        Py_END_ALLOW_THREADS
+        result = Py_None;
+    } else {
+        result = Py_None;
+    }
+    Py_XINCREF(result);
+    PyBuffer_Release(&spec);
+    PyBuffer_Release(&out);
+    PyBuffer_Release(&bins);
+    PyBuffer_Release(&weights);
+    PyBuffer_Release(&offsets);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"resample", py_resample, METH_VARARGS,
      "resample(src, out, channels, kind, in_rate, out_rate, lookup, scale, center, lobes, out_begin)"},
+    {"nonsilent", py_nonsilent, METH_VARARGS, "nonsilent(x, is_float64, window, ratio, reference) -> (begin, length)"},
+    {"mel_rows", py_mel_rows, METH_VARARGS, "mel_rows(spec, out, bins, weights, offsets, n)"},
     {NULL, NULL, 0, NULL}};
 
-static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_audio", "The CPU audio resampler of streamflow.",
+static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_audio", "The CPU audio kernels of streamflow.",
                                     -1, methods};
 
 PyMODINIT_FUNC PyInit__audio(void) { return PyModule_Create(&moddef); }

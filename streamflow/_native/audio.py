@@ -30,6 +30,8 @@ import numpy as np
 
 __all__ = [
     "ResampleWindow",
+    "mel_rows",
+    "nonsilent",
     "lobes_for_quality",
     "normalized_float",
     "normalized_int",
@@ -140,3 +142,37 @@ def normalized_int(x: Any, dtype: np.dtype, xp: Any = np) -> Any:
     v = x.astype(xp.float64)
     scaled = (v + 1.0) * (info.max / 2.0) if dtype.kind == "u" else v * info.max
     return xp.clip(xp.trunc(scaled + xp.copysign(0.5, scaled)), info.min, info.max).astype(dtype)
+
+
+def nonsilent(x: np.ndarray, window: int, cutoff_db: float, reference_power: float | None) -> tuple[int, int]:
+    """(begin, length) of the part of 1-D ``x`` whose ``window``-sample mean power is within ``cutoff_db``
+    of ``reference_power`` (default: the loudest window's); the C version of
+    ``streamflow.ops.nonsilent_region.region(moving_power(...))``, same results, no temporary arrays.
+
+    ``x`` is float32 or float64 (other types: convert to float64 first); ``1 <= window <= len(x)``.
+    """
+    from . import _audio  # type: ignore[attr-defined]
+
+    v = np.ascontiguousarray(x)
+    if v.dtype not in (np.float32, np.float64) or v.ndim != 1:
+        raise ValueError(f"nonsilent expects a 1-D float32 or float64 signal, got {v.dtype} {v.shape}")
+    ratio = 10.0 ** (float(cutoff_db) / 10.0)
+    reference = -1.0 if reference_power is None else float(reference_power)
+    begin, length = _audio.nonsilent(v, int(v.dtype == np.float64), int(window), ratio, reference)
+    return int(begin), int(length)
+
+
+def mel_rows(spec: np.ndarray, bins: np.ndarray, weights: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Banded weighted sums of the rows of a 2-D float32 ``spec``: filter ``f`` is
+    ``sum(weights[k] * spec[bins[k]] for k in range(offsets[f], offsets[f + 1]))``, added in order
+    (``np.add.reduceat``'s order); a filter without bins is zero. Returns ``(len(offsets) - 1, spec.shape[1])``."""
+    from . import _audio  # type: ignore[attr-defined]
+
+    spec = np.ascontiguousarray(spec, dtype=np.float32)
+    out = np.empty((len(offsets) - 1, spec.shape[1]), np.float32)
+    if out.size == 0:
+        return out
+    _audio.mel_rows(spec, out, np.ascontiguousarray(bins, dtype=np.int64),
+                    np.ascontiguousarray(weights, dtype=np.float32), np.ascontiguousarray(offsets, dtype=np.int64),
+                    spec.shape[1])
+    return out
