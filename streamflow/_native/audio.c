@@ -193,6 +193,35 @@ static inline int tap_sum_table(const PhaseTable *pt, const float *s, Py_ssize_t
     return 1;
 }
 
+#if SF_HAVE_VEC
+/* Two consecutive outputs at or above min_pos whose taps all lie inside the signal (sa, sb point
+ * at the first tap of each): tap_sum_table's sums, the two accumulations interleaved so that one's
+ * additions fill the other's latency. `ntaps` is 2 lobes (a constant at the call for 16 lobes, so
+ * the loop unrolls). */
+static inline void tap_sum_pair(const PhaseTable *pt, const float *sa, const float *sb, float fa, float fb,
+                                Py_ssize_t ntaps, float *ra, float *rb) {
+    int ja = (int)fa, jb = (int)fb;
+    float da = fa - (float)ja, db = fb - (float)jb;
+    const v4f dva = v4_splat(da), dvb = v4_splat(db);
+    const float *Ta = pt->t + (size_t)ja * pt->stride, *Da = pt->d + (size_t)ja * pt->stride;
+    const float *Tb = pt->t + (size_t)jb * pt->stride, *Db = pt->d + (size_t)jb * pt->stride;
+    v4f acc_a = v4_splat(0.0f), acc_b = v4_splat(0.0f);
+    Py_ssize_t k = 0;
+    for (; k + 3 < ntaps; k += 4) {
+        acc_a += v4_load(sa + k) * (v4_load(Ta + k) + dva * v4_load(Da + k));
+        acc_b += v4_load(sb + k) * (v4_load(Tb + k) + dvb * v4_load(Db + k));
+    }
+    float a = (acc_a[0] + acc_a[2]) + (acc_a[1] + acc_a[3]);
+    float b = (acc_b[0] + acc_b[2]) + (acc_b[1] + acc_b[3]);
+    for (; k < ntaps; k++) {
+        a += sa[k] * (Ta[k] + da * Da[k]);
+        b += sb[k] * (Tb[k] + db * Db[k]);
+    }
+    *ra = a;
+    *rb = b;
+}
+#endif
+
 /* One output with DALI's per-tap arithmetic (window position and table lookups for every tap):
  * four lanes over groups of four taps, lane offsets advanced by 4, summed pairwise, then the
  * remaining taps. */
@@ -251,6 +280,28 @@ static void resample_impl(const float *in, Py_ssize_t n_in, int channels, void *
         Py_ssize_t base = (Py_ssize_t)floor(start);
         float pos = (float)(start - (double)base);
         for (Py_ssize_t o = block; o < block_end; o++, pos += fratio) {
+#if SF_HAVE_VEC
+            if (fast && pos >= pt.min_pos && o + 1 < block_end) {
+                /* two outputs at a time where both take the unchecked table path in full */
+                float pos_b = pos + fratio;
+                Py_ssize_t a = ceil_pos(pos) - lobes, b = ceil_pos(pos_b) - lobes;
+                if (a + base >= 0 && b + base + 2 * lobes <= n_in) {
+                    float fa = ((float)a - pos) * wscale + wcenter, fb = ((float)b - pos_b) * wscale + wcenter;
+                    if (fa < (float)(pt.S + 1) && fb < (float)(pt.S + 1)) {
+                        float ra, rb;
+                        if (lobes == 16) /* DALI's default quality, 50 */
+                            tap_sum_pair(&pt, in + base + a, in + base + b, fa, fb, 32, &ra, &rb);
+                        else
+                            tap_sum_pair(&pt, in + base + a, in + base + b, fa, fb, 2 * lobes, &ra, &rb);
+                        store(out, kind, o, ra);
+                        store(out, kind, o + 1, rb);
+                        o++;
+                        pos = pos_b;
+                        continue;
+                    }
+                }
+            }
+#endif
             Py_ssize_t a = ceil_pos(pos) - lobes;
             Py_ssize_t i0 = a;
             Py_ssize_t i1 = ceil_pos(pos) + lobes; /* exclusive */
