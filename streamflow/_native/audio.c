@@ -1,5 +1,6 @@
 /*
- * streamflow._native._audio -- CPU audio kernels: the resampler, silence detection, mel bands.
+ * streamflow._native._audio -- CPU audio kernels: the resampler, silence detection, spectrogram
+ * windows and powers, mel bands.
  *
  *   resample(src, out, in_rate, out_rate, lookup, scale, center, lobes, out_begin)
  *       Windowed-sinc resampling of a float32 signal `src` of shape
@@ -505,11 +506,121 @@ static PyObject *py_mel_rows(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * stft_frames(x, out, window, step, offset, reflect)
+ *
+ * The windows of a float32 signal for the spectrogram's FFT: row i of `out` (count x nfft, float64)
+ * holds (float)(x[i * step - offset + t] * window[t]) for t < len(window) (a float32 product, as
+ * DALI's), zeros after. Samples outside the signal are reflected without repeating the edge
+ * sample (reflect) or zero.
+ */
+static inline Py_ssize_t fold_index(Py_ssize_t idx, Py_ssize_t n) {
+    if (n == 1) return 0;
+    Py_ssize_t period = 2 * (n - 1);
+    idx = idx < 0 ? -idx : idx;
+    idx %= period;
+    return idx >= n ? period - idx : idx;
+}
+
+static void stft_frames_impl(const float *x, Py_ssize_t n, double *out, Py_ssize_t count, Py_ssize_t nfft,
+                             const float *window, Py_ssize_t length, Py_ssize_t step, Py_ssize_t offset,
+                             int reflect) {
+    for (Py_ssize_t i = 0; i < count; i++) {
+        double *row = out + i * nfft;
+        Py_ssize_t start = i * step - offset;
+        if (start >= 0 && start + length <= n) {
+            const float *src = x + start;
+            for (Py_ssize_t t = 0; t < length; t++) row[t] = (double)(src[t] * window[t]);
+        } else {
+            for (Py_ssize_t t = 0; t < length; t++) {
+                Py_ssize_t idx = start + t;
+                float v;
+                if (idx >= 0 && idx < n)
+                    v = x[idx];
+                else
+                    v = reflect ? x[fold_index(idx, n)] : 0.0f;
+                row[t] = (double)(v * window[t]);
+            }
+        }
+        memset(row + length, 0, (size_t)(nfft - length) * sizeof(double));
+    }
+}
+
+static PyObject *py_stft_frames(PyObject *self, PyObject *args) {
+    Py_buffer src, dst, win;
+    Py_ssize_t count, nfft, step, offset;
+    int reflect;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*w*y*nnnni", &src, &dst, &win, &count, &nfft, &step, &offset, &reflect))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t n = src.len / 4, length = win.len / 4;
+    if (n < 1 || length < 1 || nfft < length || step < 1 || count < 0 || count * nfft * 8 != dst.len) {
+        PyErr_SetString(PyExc_ValueError, "stft_frames: bad sizes");
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        stft_frames_impl((const float *)src.buf, n, (double *)dst.buf, count, nfft, (const float *)win.buf, length,
+                         step, offset, reflect);
+        Py_END_ALLOW_THREADS
+        result = Py_None;
+        Py_INCREF(result);
+    }
+    PyBuffer_Release(&src);
+    PyBuffer_Release(&dst);
+    PyBuffer_Release(&win);
+    return result;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * stft_power(spectrum, out, power, transpose)
+ *
+ * |X|^2 (power 2) or |X| (power 1) of a (count, bins) complex128 spectrum, computed in double and
+ * rounded to float32, into `out`: (bins, count) with transpose ("ft"), else (count, bins).
+ */
+static void stft_power_impl(const double *spec, float *out, Py_ssize_t count, Py_ssize_t bins, int power,
+                            int transpose) {
+    /* tiles of 32 windows keep the transposed writes within a few cache lines */
+    for (Py_ssize_t i0 = 0; i0 < count; i0 += 32) {
+        Py_ssize_t i1 = i0 + 32 < count ? i0 + 32 : count;
+        for (Py_ssize_t b = 0; b < bins; b++) {
+            for (Py_ssize_t i = i0; i < i1; i++) {
+                double re = spec[2 * (i * bins + b)], im = spec[2 * (i * bins + b) + 1];
+                double m = re * re + im * im;
+                if (power == 1) m = sqrt(m);
+                out[transpose ? b * count + i : i * bins + b] = (float)m;
+            }
+        }
+    }
+}
+
+static PyObject *py_stft_power(PyObject *self, PyObject *args) {
+    Py_buffer src, dst;
+    Py_ssize_t count, bins;
+    int power, transpose;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*w*nnii", &src, &dst, &count, &bins, &power, &transpose)) return NULL;
+    PyObject *result = NULL;
+    if (count < 0 || bins < 0 || src.len != 16 * count * bins || dst.len != 4 * count * bins) {
+        PyErr_SetString(PyExc_ValueError, "stft_power: buffer sizes do not match");
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        stft_power_impl((const double *)src.buf, (float *)dst.buf, count, bins, power, transpose);
+        Py_END_ALLOW_THREADS
+        result = Py_None;
+        Py_INCREF(result);
+    }
+    PyBuffer_Release(&src);
+    PyBuffer_Release(&dst);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"resample", py_resample, METH_VARARGS,
      "resample(src, out, channels, kind, in_rate, out_rate, lookup, scale, center, lobes, out_begin)"},
     {"nonsilent", py_nonsilent, METH_VARARGS, "nonsilent(x, is_float64, window, ratio, reference) -> (begin, length)"},
     {"mel_rows", py_mel_rows, METH_VARARGS, "mel_rows(spec, out, bins, weights, offsets, n)"},
+    {"stft_frames", py_stft_frames, METH_VARARGS, "stft_frames(x, out, window, count, nfft, step, offset, reflect)"},
+    {"stft_power", py_stft_power, METH_VARARGS, "stft_power(spectrum, out, count, bins, power, transpose)"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_audio", "The CPU audio kernels of streamflow.",

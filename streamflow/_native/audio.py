@@ -176,3 +176,30 @@ def mel_rows(spec: np.ndarray, bins: np.ndarray, weights: np.ndarray, offsets: n
                     np.ascontiguousarray(weights, dtype=np.float32), np.ascontiguousarray(offsets, dtype=np.int64),
                     spec.shape[1])
     return out
+
+
+def stft_frames(x: np.ndarray, window: np.ndarray, count: int, nfft: int, step: int, offset: int,
+                reflect: bool) -> np.ndarray:
+    """``(count, nfft)`` float64 rows: ``x[i * step - offset + t] * window[t]`` in float32 for
+    ``t < len(window)``, zeros after; samples outside the non-empty float32 signal ``x`` reflected
+    without repeating the edge (``reflect``) or zero."""
+    from . import _audio  # type: ignore[attr-defined]
+
+    out = np.empty((count, nfft), np.float64)
+    if count:
+        _audio.stft_frames(np.ascontiguousarray(x, dtype=np.float32), out,
+                           np.ascontiguousarray(window, dtype=np.float32), count, nfft, step, offset, int(reflect))
+    return out
+
+
+def stft_power(spectrum: np.ndarray, power: int, transpose: bool) -> np.ndarray:
+    """``|X| ** power`` (1 or 2) of a ``(windows, bins)`` complex128 spectrum, in double, as float32;
+    ``(bins, windows)`` with ``transpose``."""
+    from . import _audio  # type: ignore[attr-defined]
+
+    spectrum = np.ascontiguousarray(spectrum, dtype=np.complex128)
+    count, bins = spectrum.shape
+    out = np.empty((bins, count) if transpose else (count, bins), np.float32)
+    if out.size:
+        _audio.stft_power(spectrum, out, count, bins, int(power), int(transpose))
+    return out
