@@ -104,7 +104,9 @@ typedef struct {
     float *d;          /* lookup[j + S k + 1] - lookup[j + S k] */
     Py_ssize_t stride; /* taps per row: 2 lobes + 4 */
     int S;
-    float min_pos; /* from this position on, DALI's per-tap arithmetic is exact (see below) */
+    /* By the exponent bits of an output's position: the first tap's table position fi_0 must be
+     * below this for DALI's per-tap arithmetic to be exact (see phase_table_init); -1: never. */
+    float fi_limit[256];
 } PhaseTable;
 
 /* Builds the tables; returns 0 when the window does not allow them (or memory is short). */
@@ -129,21 +131,33 @@ static int phase_table_init(PhaseTable *pt, const float *lookup, Py_ssize_t size
             pt->d[(size_t)j * pt->stride + k] = inside ? lookup[i + 1] - lookup[i] : 0.0f;
         }
     }
-    /* For pos in [P, 2P), ulp(pos) = P 2^-23; x = i - pos (|x| <= lobes + 1) and fi = S x + C
-     * are multiples of ulp(pos) and S ulp(pos) and fit in 24 bits when 2 P > lobes + 2 + (C + 1) / S,
-     * so no tap's arithmetic rounds. */
-    double bound = (double)lobes + 2.0 + ((double)center + 1.0) / S;
-    double P = 1.0;
-    while (2.0 * P <= bound) P *= 2.0;
-    pt->min_pos = (float)P;
+    /* For pos in [2^e, 2^(e+1)), u = ulp(pos) = 2^(e-23). DALI's offsets x = i - pos, |x| <= lobes + 1,
+     * and their steps by 4 and by 1 are multiples of u, exact when lobes + 1 <= 2^24 u. The positions
+     * fi = S x + C are multiples of min(S u, 1) (S a power of 2, C an integer), exact below
+     * 2^24 min(S u, 1); the last tap's is fi_0 + S (2 lobes - 1). Then every tap has fi_0 + S k. */
+    for (int E = 0; E < 256; E++) {
+        int e = E - 127;
+        pt->fi_limit[E] = -1.0f;
+        if (E == 0 || E == 255 || e > 100 || (double)lobes + 1.0 > ldexp(1.0, e + 1)) continue;
+        double g = ldexp((double)S, e - 23);
+        double limit = ldexp(g < 1.0 ? g : 1.0, 24) - (double)S * (2.0 * lobes - 1.0);
+        pt->fi_limit[E] = limit > 1e30 ? 1e30f : (float)limit;
+    }
     return 1;
+}
+
+/* Whether DALI's per-tap arithmetic is exact for an output at `pos` whose first tap sits at fi0. */
+static inline int table_exact(const PhaseTable *pt, float pos, float fi0) {
+    uint32_t bits;
+    memcpy(&bits, &pos, sizeof bits);
+    return fi0 < pt->fi_limit[(bits >> 23) & 0xff];
 }
 
 /*
  * One output from the phase tables: taps i0..i1 (exclusive; relative to s) of
  * the window whose unclipped first tap is `a`, summed in DALI's order (four
  * lanes over groups of four taps, lanes added pairwise, then the remaining
- * taps). With `check` (positions below min_pos, where DALI's arithmetic may
+ * taps). With `check` (where table_exact does not hold and DALI's arithmetic may
  * round), each tap's position is also computed as DALI does and the result is
  * kept only if every tap has the table's entry and fraction. Returns 0 when
  * the table path does not apply; the caller then takes tap_sum_exact.
@@ -195,7 +209,7 @@ static inline int tap_sum_table(const PhaseTable *pt, const float *s, Py_ssize_t
 }
 
 #if SF_HAVE_VEC
-/* Two consecutive outputs at or above min_pos whose taps all lie inside the signal (sa, sb point
+/* Two consecutive outputs for which table_exact holds, whose taps all lie inside the signal (sa, sb point
  * at the first tap of each): tap_sum_table's sums, the two accumulations interleaved so that one's
  * additions fill the other's latency. `ntaps` is 2 lobes (a constant at the call for 16 lobes, so
  * the loop unrolls). */
@@ -274,6 +288,7 @@ static void resample_impl(const float *in, Py_ssize_t n_in, int channels, void *
     float fratio = (float)ratio;
     float acc[64];
     PhaseTable pt;
+    pt.t = pt.d = NULL;
     int fast = channels == 1 && phase_table_init(&pt, lookup, lookup_size, wscale, wcenter, lobes);
     for (Py_ssize_t block = 0; block < n_out; block += BLOCK) {
         Py_ssize_t block_end = block + BLOCK < n_out ? block + BLOCK : n_out;
@@ -282,13 +297,14 @@ static void resample_impl(const float *in, Py_ssize_t n_in, int channels, void *
         float pos = (float)(start - (double)base);
         for (Py_ssize_t o = block; o < block_end; o++, pos += fratio) {
 #if SF_HAVE_VEC
-            if (fast && pos >= pt.min_pos && o + 1 < block_end) {
+            if (fast && o + 1 < block_end) {
                 /* two outputs at a time where both take the unchecked table path in full */
                 float pos_b = pos + fratio;
                 Py_ssize_t a = ceil_pos(pos) - lobes, b = ceil_pos(pos_b) - lobes;
                 if (a + base >= 0 && b + base + 2 * lobes <= n_in) {
                     float fa = ((float)a - pos) * wscale + wcenter, fb = ((float)b - pos_b) * wscale + wcenter;
-                    if (fa < (float)(pt.S + 1) && fb < (float)(pt.S + 1)) {
+                    if (table_exact(&pt, pos, fa) && table_exact(&pt, pos_b, fb) && fa < (float)(pt.S + 1) &&
+                        fb < (float)(pt.S + 1)) {
                         float ra, rb;
                         if (lobes == 16) /* DALI's default quality, 50 */
                             tap_sum_pair(&pt, in + base + a, in + base + b, fa, fb, 32, &ra, &rb);
@@ -310,7 +326,8 @@ static void resample_impl(const float *in, Py_ssize_t n_in, int channels, void *
             if (i1 + base > n_in) i1 = n_in - base;
             if (channels == 1) {
                 float sum;
-                if (!fast || !tap_sum_table(&pt, in + base, a, i0, i1, pos, wscale, wcenter, pos < pt.min_pos, &sum))
+                if (!fast || !tap_sum_table(&pt, in + base, a, i0, i1, pos, wscale, wcenter,
+                                            !table_exact(&pt, pos, ((float)a - pos) * wscale + wcenter), &sum))
                     sum = tap_sum_exact(in + base, i0, i1, pos, lookup, lookup_size, wscale, wcenter);
                 store(out, kind, o, sum);
                 continue;
@@ -382,33 +399,44 @@ static double sq_at(const void *x, int f64, Py_ssize_t i) {
 
 static void nonsilent_impl(const void *x, int f64, Py_ssize_t n, Py_ssize_t w, double ratio, double reference,
                            Py_ssize_t *begin, Py_ssize_t *length) {
+    /* The windows' sums diff = c[i + w] - c[i]; the power is diff / w. Division by w > 0 is monotonic,
+     * so the loudest power is the largest diff / w, and the loop below divides only the sums within
+     * a relative 1e-12 of threshold * w (elsewhere the comparison is decided without it). */
     double lead = 0.0;
     for (Py_ssize_t i = 0; i < w; i++) lead += sq_at(x, f64, i);
     double lead0 = lead;
+    double dw = (double)w;
     Py_ssize_t count = n - w + 1;
     if (reference < 0.0) {
         double trail = 0.0, mx = -1.0;
         int nan = 0;
         for (Py_ssize_t i = 0; i < count; i++) {
-            double p = (lead - trail) / (double)w;
-            if (p != p)
+            double diff = lead - trail;
+            if (diff != diff)
                 nan = 1;
-            else if (p > mx)
-                mx = p;
+            else if (diff > mx)
+                mx = diff;
             if (i + 1 < count) {
                 lead += sq_at(x, f64, i + w);
                 trail += sq_at(x, f64, i);
             }
         }
-        reference = nan ? NAN : mx;
+        reference = nan ? NAN : mx / dw;
     }
     double threshold = reference * ratio;
+    double lo = threshold * dw * (1.0 - 1e-12), hi = threshold * dw * (1.0 + 1e-12);
+    if (lo > hi) { /* a negative threshold */
+        double t = lo;
+        lo = hi;
+        hi = t;
+    }
     Py_ssize_t first = -1, last = -1;
     double trail = 0.0;
     lead = lead0;
     for (Py_ssize_t i = 0; i < count; i++) {
-        double p = (lead - trail) / (double)w;
-        if (p >= threshold) {
+        double diff = lead - trail;
+        int loud = diff >= hi || (diff > lo && diff / dw >= threshold);
+        if (loud) {
             if (first < 0) first = i;
             last = i;
         }
