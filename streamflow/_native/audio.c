@@ -288,7 +288,7 @@ static void resample_impl(const float *in, Py_ssize_t n_in, int channels, void *
     float fratio = (float)ratio;
     float acc[64];
     PhaseTable pt;
-    pt.t = pt.d = NULL;
+    memset(&pt, 0, sizeof pt);
     int fast = channels == 1 && phase_table_init(&pt, lookup, lookup_size, wscale, wcenter, lobes);
     for (Py_ssize_t block = 0; block < n_out; block += BLOCK) {
         Py_ssize_t block_end = block + BLOCK < n_out ? block + BLOCK : n_out;
