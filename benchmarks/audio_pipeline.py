@@ -23,7 +23,8 @@ The data set is ``--clips`` WAV files (16 kHz mono, 1.5 to 4 s) cut from the
 speech recordings of ``tests/data/audio`` with random gains, written once
 into ``--data``. Each system runs in its own process: one warm-up epoch, then
 ``--repeats`` timed epochs; throughput in clips/s and seconds of audio per
-second. ``--rounds N`` repeats the whole comparison N times, each round
+second, and the process's CPU time per clip (all threads, user + system:
+what a clip costs, whatever share of a shared machine the process got). ``--rounds N`` repeats the whole comparison N times, each round
 starting with another system, so that on a shared, noisy machine every
 system meets the same load changes; every round's times are kept. Results
 (machine first, raw times included) go to
@@ -190,10 +191,24 @@ def run_system(name: str, files: list[str], batch: int, threads: int, repeats: i
     result["build_s"] = time.perf_counter() - start
     if name.startswith("streamflow"):
         result["streamflow_path"] = str(Path(sys.modules["streamflow"].__file__ or "").parent)
+    cpu_seconds: list[float] = []
+
+    def timed_epoch() -> int:
+        # the process's CPU time (all its threads, user + system) per epoch: the cost of a clip
+        # whatever share of the shared machine the process got
+        before = os.times()
+        items = epoch()
+        after = os.times()
+        cpu_seconds.append((after.user - before.user) + (after.system - before.system))
+        return items
+
     try:
-        timing = _common.time_repeats(epoch, repeats, warmup=1)
+        timing = _common.time_repeats(timed_epoch, repeats, warmup=1)
     except Exception as exc:
         return {**result, "status": "failed", "reason": repr(exc), "traceback": traceback.format_exc()}
+    timed_cpu = cpu_seconds[1:]
+    result["cpu_seconds"] = timed_cpu
+    result["cpu_ms_per_clip"] = 1e3 * statistics.median(c / n for c, n in zip(timed_cpu, timing.items))
     return {**result, "status": "ok", "timing": timing.summary(),
             "packages": _common.package_versions(("streamflow", "numpy", "nvidia-dali-cuda130", "soundfile", "soxr",
                                                   "librosa"))}
@@ -223,11 +238,16 @@ def summarize(results: list[dict[str, Any]], systems: list[str]) -> dict[str, An
     for r in results:
         if r["status"] == "ok":
             rates.setdefault(r["system"], {})[r["round"]] = r["timing"]["rate_median"]
+    cpu: dict[str, list[float]] = {}
+    for r in results:
+        if r["status"] == "ok":
+            cpu.setdefault(r["system"], []).append(r["cpu_ms_per_clip"])
     out: dict[str, Any] = {"systems": {}, "ratios": {}}
     for name in systems:
         if name in rates:
             values = [rates[name][k] for k in sorted(rates[name])]
-            out["systems"][name] = {"rates": values, "rate_median": statistics.median(values)}
+            out["systems"][name] = {"rates": values, "rate_median": statistics.median(values),
+                                    "cpu_ms_per_clip": cpu[name], "cpu_ms_per_clip_median": statistics.median(cpu[name])}
     for other in systems:
         if other == "streamflow" or other not in rates or "streamflow" not in rates:
             continue
@@ -293,6 +313,7 @@ def main(argv: list[str] | None = None) -> int:
                 t = result["timing"]
                 rate = t["rate_median"]
                 print(f"{name:15s} {rate:8.1f} clips/s  {rate * seconds / len(files):8.0f} s audio/s  "
+                      f"{result['cpu_ms_per_clip']:5.2f} ms CPU/clip  "
                       f"(best {t['rate_best']:.1f} clips/s; epochs {', '.join(f'{s:.2f}' for s in t['seconds'])} s)")
             else:
                 print(f"{name:15s} {result['status']}: {result.get('reason')}")
@@ -300,7 +321,8 @@ def main(argv: list[str] | None = None) -> int:
     print()
     for name, row in summary["systems"].items():
         print(f"{name:15s} median of the rounds' medians {row['rate_median']:8.1f} clips/s "
-              f"(rounds: {', '.join(f'{r:.1f}' for r in row['rates'])})")
+              f"(rounds: {', '.join(f'{r:.1f}' for r in row['rates'])}); "
+              f"CPU {row['cpu_ms_per_clip_median']:.2f} ms/clip")
     for other, row in summary["ratios"].items():
         print(f"streamflow / {other}: {row['median']:.2f}x (per round: {', '.join(f'{r:.2f}' for r in row['per_round'])})")
     payload = {"benchmark": "audio_pipeline", "machine": info, "config": {k: v for k, v in vars(args).items()
