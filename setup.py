@@ -19,6 +19,13 @@ ext_modules = [
     Extension(
         "streamflow._native._filters",
         sources=["streamflow/_native/filters.c"],
+        depends=["streamflow/_native/sf_simd.h"],
+        extra_compile_args=["-O3", "-ffp-contract=off", "-fno-math-errno"],
+    ),
+    Extension(
+        "streamflow._native._warp",
+        sources=["streamflow/_native/warp.c"],
+        depends=["streamflow/_native/sf_simd.h"],
         extra_compile_args=["-O3", "-ffp-contract=off", "-fno-math-errno"],
     ),
 ]

@@ -33,6 +33,8 @@ import numpy as np
 PHOTOS = Path(__file__).resolve().parents[1] / "tests" / "data" / "photos"
 HEIGHT, WIDTH = 480, 512
 SHARPEN = [[0.0, -1.0, 0.0], [-1.0, 5.0, -1.0], [0.0, -1.0, 0.0]]
+SHEAR = [1.0, 0.2, -40.0, 0.1, 1.0, -10.0]
+HOMOGRAPHY = [1.0, 0.1, 2.0, 0.05, 1.0, 3.0, 1e-4, 2e-4, 1.0]
 
 #: name -> the pipeline step, written once for both libraries (``m``: the library's names).
 OPS: dict[str, Callable[[Any, Any], Any]] = {
@@ -49,6 +51,14 @@ OPS: dict[str, Callable[[Any, Any], Any]] = {
     "jpeg q=50": lambda m, x: m.fn.jpeg_compression_distortion(x, quality=50),
     "equalize": lambda m, x: m.fn.equalize(x),
     "reductions.mean HW": lambda m, x: m.fn.reductions.mean(x, axis_names="HW"),
+    "warp_affine": lambda m, x: m.fn.warp_affine(x, matrix=SHEAR, fill_value=128),
+    "warp_affine NN": lambda m, x: m.fn.warp_affine(x, matrix=SHEAR, fill_value=128,
+                                                     interp_type=m.types.INTERP_NN),
+    "rotate 20": lambda m, x: m.fn.rotate(x, angle=20.0, fill_value=0),
+    "rotate keep_size": lambda m, x: m.fn.rotate(x, angle=-15.0, keep_size=True),
+    "warp_perspective": lambda m, x: m.fn.experimental.warp_perspective(x, matrix=HOMOGRAPHY),
+    "hsv FLOAT": lambda m, x: m.fn.hsv(x, hue=20.0, saturation=1.2, dtype=m.types.FLOAT),
+    "brightness_contrast": lambda m, x: m.fn.brightness_contrast(x, brightness=1.1, contrast=1.3),
     "trivial_augment_wide": lambda m, x: m.trivial_augment.trivial_augment_wide(x),
     "rand_augment n=2 m=9": lambda m, x: m.rand_augment.rand_augment(x, n=2, m=9),
 }
@@ -86,7 +96,7 @@ def _build(system: str, op: str, batch: list[np.ndarray], threads: int, batches:
         from streamflow.auto_aug import rand_augment, trivial_augment
 
         names = argparse.Namespace(fn=fn, kernel=np.array(SHARPEN, np.float32), rand_augment=rand_augment,
-                                   trivial_augment=trivial_augment)
+                                   trivial_augment=trivial_augment, types=sf.types)
 
         @sf.pipeline_def(batch_size=len(batch), num_threads=threads, device_id=None, seed=1)
         def pipe() -> Any:
@@ -101,7 +111,7 @@ def _build(system: str, op: str, batch: list[np.ndarray], threads: int, batches:
     from nvidia.dali.auto_aug import trivial_augment as dtrivial
 
     dnames = argparse.Namespace(fn=dfn, kernel=types.Constant(np.array(SHARPEN, np.float32)), rand_augment=drand,
-                                trivial_augment=dtrivial)
+                                trivial_augment=dtrivial, types=types)
 
     @pipeline_def(batch_size=len(batch), num_threads=threads, device_id=None, seed=1,
                   enable_conditionals=op in CONDITIONAL)

@@ -41,6 +41,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sf_simd.h"
+
 #if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__) && \
     !defined(SF_NO_CLONES)
 #define SF_CLONES __attribute__((target_clones("avx2", "default")))
@@ -130,45 +132,41 @@ static inline double sat_round_d(float v, double lo, double hi) {
     return r < lo ? lo : (r > hi ? hi : r);
 }
 
-#if defined(__GNUC__) || defined(__clang__)
-/* 4 lanes at a time with GCC vector extensions (SSE2 in the default clone): the same
- * operations as sat_round_small, lane by lane. */
-typedef float v4f __attribute__((vector_size(16)));
-typedef int32_t v4i __attribute__((vector_size(16)));
-#define STORE_SMALL(T, VT, LO, HI)                                                          \
-    do {                                                                                    \
-        typedef T VT __attribute__((vector_size(4 * sizeof(T))));                           \
-        T *restrict o = (T *)dst;                                                           \
-        const v4f lo = {LO, LO, LO, LO}, hi = {HI, HI, HI, HI};                             \
-        const v4f half = {0.5f, 0.5f, 0.5f, 0.5f}, mhalf = {-0.5f, -0.5f, -0.5f, -0.5f};    \
-        int i = 0;                                                                          \
-        for (; i + 4 <= n; i += 4) {                                                        \
-            v4f v;                                                                          \
-            memcpy(&v, src + i, sizeof v);                                                  \
-            v = (v4f)((v4i)v & (v == v));                    /* NaN -> 0 */                 \
-            v4i m = v < lo;                                                                 \
-            v = (v4f)(((v4i)v & ~m) | ((v4i)lo & m));                                       \
-            m = v > hi;                                                                     \
-            v = (v4f)(((v4i)v & ~m) | ((v4i)hi & m));                                       \
-            v4i t = __builtin_convertvector(v, v4i);         /* truncates */                \
-            v4f d = v - __builtin_convertvector(t, v4f);     /* exact */                    \
-            t = t - (d >= half) + (d <= mhalf);              /* true is -1 */               \
-            VT b = __builtin_convertvector(t, VT);                                          \
-            memcpy(o + i, &b, sizeof b);                                                    \
-        }                                                                                   \
-        for (; i < n; i++) o[i] = (T)sat_round_small(src[i], LO, HI);                       \
+/* sat_round_small on 8 lanes with GCC vector extensions (AVX in the avx2 clone, SSE2 pairs
+ * elsewhere): the same operations lane by lane. */
+static inline __attribute__((always_inline)) void round8_small(sf_v8i *out, const float *src, float LO, float HI) {
+    sf_v8f v;
+    memcpy(&v, src, sizeof v);
+    const sf_v8f zero = {0, 0, 0, 0, 0, 0, 0, 0};
+    const sf_v8f lo = zero + LO, hi = zero + HI, half = zero + 0.5f, mhalf = zero - 0.5f;
+    v = (sf_v8f)((sf_v8i)v & (v == v)); /* NaN -> 0 */
+    v = (sf_v8f)(((sf_v8i)lo & (v < lo)) | ((sf_v8i)v & ~(v < lo)));
+    v = (sf_v8f)(((sf_v8i)hi & (v > hi)) | ((sf_v8i)v & ~(v > hi)));
+    sf_v8i t = __builtin_convertvector(v, sf_v8i);       /* truncates */
+    sf_v8f d = v - __builtin_convertvector(t, sf_v8f);   /* exact */
+    *out = t - (d >= half) + (d <= mhalf);               /* true is -1 */
+}
+
+/* 16 values at a time, packed to the 8- or 16-bit type (sf_simd.h), the rest one by one. */
+#define STORE_SMALL(T, KIND, LO, HI)                                                           \
+    do {                                                                                       \
+        T *restrict o = (T *)dst;                                                              \
+        int i = 0;                                                                             \
+        for (; i + 16 <= n; i += 16) {                                                         \
+            sf_v8i a, b;                                                                       \
+            round8_small(&a, src + i, LO, HI);                                                 \
+            round8_small(&b, src + i + 8, LO, HI);                                             \
+            sf_narrow16x8(KIND, o + i, &a, &b);                                                \
+        }                                                                                      \
+        for (; i < n; i++) o[i] = (T)sat_round_small(src[i], LO, HI);                          \
     } while (0)
-#else
-#define STORE_SMALL(T, VT, LO, HI) \
-    for (int i = 0; i < n; i++) ((T *)dst)[i] = (T)sat_round_small(src[i], LO, HI)
-#endif
 
 SF_CLONES static void store_row(char *restrict dst, int dt, const float *restrict src, int n) {
     switch (dt) {
-        case DT_U8: STORE_SMALL(uint8_t, vu8, 0.0f, 255.0f); break;
-        case DT_I8: STORE_SMALL(int8_t, vi8, -128.0f, 127.0f); break;
-        case DT_U16: STORE_SMALL(uint16_t, vu16, 0.0f, 65535.0f); break;
-        case DT_I16: STORE_SMALL(int16_t, vi16, -32768.0f, 32767.0f); break;
+        case DT_U8: STORE_SMALL(uint8_t, SF_U8, 0.0f, 255.0f); break;
+        case DT_I8: STORE_SMALL(int8_t, SF_I8, -128.0f, 127.0f); break;
+        case DT_U16: STORE_SMALL(uint16_t, SF_U16, 0.0f, 65535.0f); break;
+        case DT_I16: STORE_SMALL(int16_t, SF_I16, -32768.0f, 32767.0f); break;
         case DT_U32: for (int i = 0; i < n; i++) ((uint32_t *)dst)[i] = (uint32_t)sat_round_d(src[i], 0, 4294967295.0); break;
         case DT_I32: for (int i = 0; i < n; i++) ((int32_t *)dst)[i] = (int32_t)sat_round_d(src[i], -2147483648.0, 2147483647.0); break;
         default: memcpy(dst, src, (size_t)n * sizeof(float)); break;
@@ -224,14 +222,23 @@ typedef struct {
     float fill;
 } Job;
 
-/* The float rows of the source (each padded by lo/hi pixels), plus one constant row. */
-static float *padded_source(const Job *J, int lo, int hi, float *row_buf) {
+/* The float rows of the source (each padded by lo/hi pixels), plus one constant row. Each row
+ * is converted in place and its border pixels filled from it (pad_row's values). */
+static float *padded_source(const Job *J, int lo, int hi) {
     size_t len = (size_t)(J->W + lo + hi) * J->C;
     float *rows = (float *)malloc(((size_t)J->H + 1) * len * sizeof(float));
     if (!rows) return NULL;
+    const int W = J->W, C = J->C;
     for (int y = 0; y < J->H; y++) {
-        load_row(row_buf, J->src + (size_t)y * J->src_stride, J->in_dt, J->W * J->C);
-        pad_row(rows + (size_t)y * len, row_buf, J->W, J->C, lo, hi, J->border, J->fill);
+        float *dst = rows + (size_t)y * len;
+        const float *row = dst + (size_t)lo * C;
+        load_row(dst + (size_t)lo * C, J->src + (size_t)y * J->src_stride, J->in_dt, W * C);
+        for (int p = 0; p < lo + hi; p++) {
+            int xi = p < lo ? p - lo : W + (p - lo);
+            int pos = p < lo ? p : W + p;
+            int sx = border_index(xi, W, J->border);
+            for (int c = 0; c < C; c++) dst[(size_t)pos * C + c] = sx < 0 ? J->fill : row[(size_t)sx * C + c];
+        }
     }
     for (size_t e = 0; e < len; e++) rows[(size_t)J->H * len + e] = J->fill;
     return rows;
@@ -298,26 +305,59 @@ out:
     return ok ? 0 : -1;
 }
 
+/* out[e] = sum over the taps, dy then dx, of k[dy][dx] * rows[dy][e + dx * C], starting from 0:
+ * the additions of one axpy pass per tap, in that order, but 8 outputs at a time kept in a
+ * vector (AVX in the avx2 clone) instead of a round trip through memory per tap. */
+static inline __attribute__((always_inline)) void correlate_c(float *restrict out, const float *const *rows,
+                                                              const float *k, const int kh, const int kw, int C,
+                                                              int on) {
+    typedef float v8f __attribute__((vector_size(32)));
+    int e = 0;
+    for (; e + 8 <= on; e += 8) {
+        v8f acc = {0, 0, 0, 0, 0, 0, 0, 0};
+        for (int dy = 0; dy < kh; dy++) {
+            const float *r = rows[dy] + e;
+            for (int dx = 0; dx < kw; dx++) {
+                v8f v;
+                memcpy(&v, r + (size_t)dx * C, sizeof v);
+                acc = acc + k[dy * kw + dx] * v;
+            }
+        }
+        memcpy(out + e, &acc, sizeof acc);
+    }
+    for (; e < on; e++) {
+        float a = 0.0f;
+        for (int dy = 0; dy < kh; dy++)
+            for (int dx = 0; dx < kw; dx++) a = a + k[dy * kw + dx] * rows[dy][e + (size_t)dx * C];
+        out[e] = a;
+    }
+}
+
+SF_CLONES static void correlate(float *restrict out, const float *const *rows, const float *k, int kh, int kw, int C,
+                                int on) {
+    if (kh == 3 && kw == 3) correlate_c(out, rows, k, 3, 3, C, on);
+    else correlate_c(out, rows, k, kh, kw, C, on);
+}
+
 static int run_filter2d(const Job *J, const float *kernel, int kh, int kw, int ay, int ax) {
     const int C = J->C, on = J->OW * C;
     const size_t len = (size_t)(J->W + kw - 1) * C;
-    float *row_buf = (float *)malloc((size_t)J->W * C * sizeof(float));
     float *acc = (float *)malloc((size_t)(on > 0 ? on : 1) * sizeof(float));
-    float *rows = row_buf ? padded_source(J, ax, kw - 1 - ax, row_buf) : NULL;
-    int ok = rows && acc;
+    const float **taps = (const float **)malloc((size_t)kh * sizeof(float *));
+    float *rows = padded_source(J, ax, kw - 1 - ax);
+    int ok = rows && acc && taps;
     if (ok) {
         for (int y = 0; y < J->OH; y++) {
-            for (int e = 0; e < on; e++) acc[e] = 0.0f;
             for (int dy = 0; dy < kh; dy++) {
                 int sy = border_index(y + dy - ay, J->H, J->border);
-                const float *row = rows + (size_t)(sy < 0 ? J->H : sy) * len;
-                for (int dx = 0; dx < kw; dx++) axpy(acc, row + (size_t)dx * C, kernel[dy * kw + dx], on);
+                taps[dy] = rows + (size_t)(sy < 0 ? J->H : sy) * len;
             }
+            correlate(acc, taps, kernel, kh, kw, C, on);
             store_row(J->out + (size_t)y * J->out_stride, J->out_dt, acc, on);
         }
     }
-    free(row_buf);
     free(acc);
+    free((void *)taps);
     free(rows);
     return ok ? 0 : -1;
 }
@@ -370,12 +410,11 @@ SF_CLONES static void median3x3_row(float *restrict out, const float *r0, const 
 static int run_median(const Job *J, int wh, int ww) {
     const int C = J->C, n = J->W * C, ry = wh / 2, rx = ww / 2;
     const size_t len = (size_t)(J->W + ww - 1) * C;
-    float *row_buf = (float *)malloc((size_t)n * sizeof(float));
     float *acc = (float *)malloc((size_t)n * sizeof(float));
     float *win = (float *)malloc((size_t)wh * ww * sizeof(float));
     Job Jc = *J;
     Jc.border = B_CLAMP;
-    float *rows = row_buf ? padded_source(&Jc, rx, ww - 1 - rx, row_buf) : NULL;
+    float *rows = padded_source(&Jc, rx, ww - 1 - rx);
     int ok = rows && acc && win;
     if (ok) {
         const float **src = (const float **)malloc((size_t)wh * sizeof(float *));
@@ -397,7 +436,6 @@ static int run_median(const Job *J, int wh, int ww) {
         }
         free((void *)src);
     }
-    free(row_buf);
     free(acc);
     free(win);
     free(rows);
@@ -602,8 +640,38 @@ static PyObject *py_median(PyObject *self, PyObject *args) {
 
 /* out = in * mul + add (float32, two roundings), stored like the filters (round half away
  * from zero, saturate); n elements, C-contiguous, any shape. */
+static void run_linear_blocks(const char *src, int in_dt, Py_ssize_t in_item, char *dst, int out_dt,
+                              Py_ssize_t out_item, Py_ssize_t n, float mul, float add);
+
+/* out[i] = table[src[i]] for 8-bit sources: an element's result depends on its value only. */
+#define LOOKUP(T)                                                                       \
+    do {                                                                                \
+        const T *restrict t = (const T *)table;                                         \
+        T *restrict o = (T *)dst;                                                       \
+        for (Py_ssize_t i = 0; i < n; i++) o[i] = t[s[i]];                              \
+    } while (0)
+
 static void run_linear(const char *src, int in_dt, Py_ssize_t in_item, char *dst, int out_dt, Py_ssize_t out_item,
                        Py_ssize_t n, float mul, float add) {
+    if ((in_dt == DT_U8 || in_dt == DT_I8) && n >= 4096) {
+        /* the 256 results of the very same steps, indexed by the byte: identical, and one load each */
+        uint8_t values[256];
+        _Alignas(16) char table[256 * sizeof(float)];
+        for (int v = 0; v < 256; v++) values[v] = (uint8_t)v;
+        run_linear_blocks((const char *)values, in_dt, 1, table, out_dt, out_item, 256, mul, add);
+        const uint8_t *restrict s = (const uint8_t *)src;
+        switch (out_item) {
+            case 1: LOOKUP(uint8_t); return;
+            case 2: LOOKUP(uint16_t); return;
+            case 4: LOOKUP(uint32_t); return;
+            default: break;
+        }
+    }
+    run_linear_blocks(src, in_dt, in_item, dst, out_dt, out_item, n, mul, add);
+}
+
+static void run_linear_blocks(const char *src, int in_dt, Py_ssize_t in_item, char *dst, int out_dt,
+                              Py_ssize_t out_item, Py_ssize_t n, float mul, float add) {
     enum { BLK = 4096 };
     float buf[BLK];
     for (Py_ssize_t start = 0; start < n; start += BLK) {
@@ -643,6 +711,56 @@ static PyObject *py_linear(PyObject *self, PyObject *args) {
     return ret;
 }
 
+/* Per-channel counts of the values of `pixels` pixels of C uint8 channels into h (C x 256):
+ * 4 partial histograms (pixel i into i % 4), so runs of equal values do not wait on one
+ * counter, with 32-bit counters summed into h every 2^30 pixels. */
+static inline __attribute__((always_inline)) void count_c(const uint8_t *p, Py_ssize_t pixels, const int C,
+                                                          uint32_t *part, int64_t *h) {
+    const Py_ssize_t block = (Py_ssize_t)1 << 30;
+    for (Py_ssize_t start = 0; start < pixels; start += block) {
+        const Py_ssize_t end = pixels - start < block ? pixels : start + block;
+        memset(part, 0, (size_t)4 * C * 256 * sizeof(uint32_t));
+        Py_ssize_t i = start;
+        for (; i + 4 <= end; i += 4)
+            for (int k = 0; k < 4; k++)
+                for (int c = 0; c < C; c++) part[(k * C + c) * 256 + p[(i + k) * C + c]]++;
+        for (; i < end; i++)
+            for (int c = 0; c < C; c++) part[c * 256 + p[i * C + c]]++;
+        for (int k = 0; k < 4; k++)
+            for (int e = 0; e < C * 256; e++) h[e] += part[k * C * 256 + e];
+    }
+}
+
+static int count_values(const uint8_t *p, Py_ssize_t pixels, int C, int64_t *h) {
+    uint32_t *part = (uint32_t *)malloc((size_t)4 * C * 256 * sizeof(uint32_t));
+    if (!part) return -1;
+    memset(h, 0, (size_t)C * 256 * sizeof(int64_t));
+    switch (C) {
+        case 1: count_c(p, pixels, 1, part, h); break;
+        case 3: count_c(p, pixels, 3, part, h); break;
+        case 4: count_c(p, pixels, 4, part, h); break;
+        default: count_c(p, pixels, C, part, h); break;
+    }
+    free(part);
+    return 0;
+}
+
+/* out[i] = lut[channel of i][src[i]] over `pixels` pixels of C channels. */
+static inline __attribute__((always_inline)) void lookup_c(const uint8_t *restrict p, uint8_t *restrict o,
+                                                           Py_ssize_t pixels, const int C, const uint8_t *lut) {
+    for (Py_ssize_t i = 0; i < pixels; i++)
+        for (int c = 0; c < C; c++) o[i * C + c] = lut[c * 256 + p[i * C + c]];
+}
+
+static void lookup(const uint8_t *p, uint8_t *o, Py_ssize_t pixels, int C, const uint8_t *lut) {
+    switch (C) {
+        case 1: lookup_c(p, o, pixels, 1, lut); break;
+        case 3: lookup_c(p, o, pixels, 3, lut); break;
+        case 4: lookup_c(p, o, pixels, 4, lut); break;
+        default: lookup_c(p, o, pixels, C, lut); break;
+    }
+}
+
 /* Per-channel histograms of a C-contiguous uint8 array whose last axis has `channels` entries:
  * hist is int64 (channels, 256). */
 static PyObject *py_histograms(PyObject *self, PyObject *args) {
@@ -662,12 +780,12 @@ static PyObject *py_histograms(PyObject *self, PyObject *args) {
         const uint8_t *p = (const uint8_t *)sb.buf;
         int64_t *h = (int64_t *)hb.buf;
         Py_ssize_t pixels = sb.len / C;
+        int rc;
         Py_BEGIN_ALLOW_THREADS;
-        memset(h, 0, (size_t)C * 256 * sizeof(int64_t));
-        for (Py_ssize_t i = 0; i < pixels; i++)
-            for (int c = 0; c < C; c++) h[c * 256 + p[i * C + c]]++;
+        rc = count_values(p, pixels, C, h);
         Py_END_ALLOW_THREADS;
-        ret = Py_NewRef(Py_None);
+        if (rc < 0) PyErr_NoMemory();
+        else ret = Py_NewRef(Py_None);
     }
     PyBuffer_Release(&sb);
     PyBuffer_Release(&hb);
@@ -698,8 +816,7 @@ static PyObject *py_apply_luts(PyObject *self, PyObject *args) {
         uint8_t *o = (uint8_t *)ob.buf;
         Py_ssize_t pixels = sb.len / C;
         Py_BEGIN_ALLOW_THREADS;
-        for (Py_ssize_t i = 0; i < pixels; i++)
-            for (int c = 0; c < C; c++) o[i * C + c] = lut[c * 256 + p[i * C + c]];
+        lookup(p, o, pixels, C, lut);
         Py_END_ALLOW_THREADS;
         ret = Py_NewRef(Py_None);
     }

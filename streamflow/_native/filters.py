@@ -128,7 +128,7 @@ def separable(src: np.ndarray, terms: Sequence[tuple[Any, Any, float]], *, borde
 
 
 def filter2d(src: np.ndarray, kernel: Any, *, anchor: tuple[int, int] | None = None, border: str = "reflect_101",
-             fill: float = 0.0, valid: bool = False, out_dtype: Any = None) -> np.ndarray:
+             fill: float = 0.0, valid: bool = False, out_dtype: Any = None, out: np.ndarray | None = None) -> np.ndarray:
     """2-D correlation with ``kernel`` (DALI's ``filter``).
 
     Args:
@@ -137,6 +137,7 @@ def filter2d(src: np.ndarray, kernel: Any, *, anchor: tuple[int, int] | None = N
         border, fill: as ``separable``.
         valid: compute only the positions where the kernel lies inside the
             image (output smaller by ``kh - 1, kw - 1``; ``anchor`` ignored).
+        out: where to write the result if it fits (its shape and type, C-contiguous).
     """
     src3, was_2d = _hwc(src)
     k = _kernel(kernel, "kernel")
@@ -154,7 +155,8 @@ def filter2d(src: np.ndarray, kernel: Any, *, anchor: tuple[int, int] | None = N
             raise ValueError(f"anchor {(ay, ax)} lies outside the {kh}x{kw} kernel")
         shape = src3.shape
     kernel_out, final = _out_type(src.dtype, out_dtype)
-    out3 = np.empty(shape, dtype=kernel_out)
+    target = out[:, :, None] if out is not None and was_2d and out.ndim == 2 else out
+    out3 = _out_array(target if kernel_out == final else None, shape, kernel_out)
     _native().filter2d(src3, out3, k, kh, kw, ay, ax, _border_code(border), float(fill))
     return _finish(out3, was_2d, final)
 
@@ -172,24 +174,34 @@ def median(src: np.ndarray, window: tuple[int, int]) -> np.ndarray:
     return _finish(out3, was_2d, np.dtype(src.dtype))
 
 
-def linear(src: np.ndarray, mul: float, add: float, out_dtype: Any = None) -> np.ndarray:
+def _out_array(out: np.ndarray | None, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """``out`` when it is a C-contiguous array of ``shape`` and ``dtype`` (e.g. a row of the batch), else a new one."""
+    if out is not None and out.shape == shape and out.dtype == dtype and out.flags.c_contiguous:
+        return out
+    return np.empty(shape, dtype=dtype)
+
+
+def linear(src: np.ndarray, mul: float, add: float, out_dtype: Any = None, out: np.ndarray | None = None) -> np.ndarray:
     """``src * mul + add`` element by element in float32 (any shape), converted as the filters convert.
 
-    The output has ``out_dtype`` (default: the input's); types the kernel
+    The output has ``out_dtype`` (default: the input's), written into ``out``
+    when given (same shape and type, C-contiguous); types the kernel
     does not handle are refused with ``ValueError`` (the caller falls back).
     """
     kernel_out, final = _out_type(src.dtype, out_dtype)
     if src.dtype not in KERNEL_DTYPES or final != kernel_out:
         raise ValueError(f"linear: no kernel for {src.dtype} -> {final}")
     src = np.asarray(src, order="C")  # not ascontiguousarray: that one makes a 0-d sample 1-d
-    out = np.empty(src.shape, dtype=kernel_out)
-    _native().linear(src, out, float(mul), float(add))
-    return out
+    target = _out_array(out, src.shape, kernel_out)
+    _native().linear(src, target, float(mul), float(add))
+    return target
 
 
-def color_matrix(src: np.ndarray, matrix: np.ndarray, offset: float, out_dtype: Any = None) -> np.ndarray:
+def color_matrix(src: np.ndarray, matrix: np.ndarray, offset: float, out_dtype: Any = None,
+                 out: np.ndarray | None = None) -> np.ndarray:
     """``out[..., i] = sum_j matrix[i, j] * src[..., j] + offset`` for 3-channel pixels (float32, in
-    the order of ``ops/color.py: apply_linear``), converted as the filters convert.
+    the order of ``ops/color.py: apply_linear``), converted as the filters convert; written into
+    ``out`` when given (same shape and type, C-contiguous).
 
     Raises ``ValueError`` for types or shapes the kernel does not handle (the caller falls back).
     """
@@ -197,9 +209,9 @@ def color_matrix(src: np.ndarray, matrix: np.ndarray, offset: float, out_dtype: 
     if src.dtype not in KERNEL_DTYPES or final != kernel_out or src.ndim < 1 or src.shape[-1] != 3:
         raise ValueError(f"color_matrix: no kernel for {src.dtype} -> {final} of shape {src.shape}")
     src = np.ascontiguousarray(src)
-    out = np.empty(src.shape, dtype=kernel_out)
-    _native().color_matrix(src, out, np.ascontiguousarray(matrix, dtype=np.float32).reshape(9), float(offset))
-    return out
+    target = _out_array(out, src.shape, kernel_out)
+    _native().color_matrix(src, target, np.ascontiguousarray(matrix, dtype=np.float32).reshape(9), float(offset))
+    return target
 
 
 def histograms(image: np.ndarray, channels: int) -> np.ndarray:
@@ -211,12 +223,13 @@ def histograms(image: np.ndarray, channels: int) -> np.ndarray:
     return hist
 
 
-def apply_luts(image: np.ndarray, luts: np.ndarray) -> np.ndarray:
-    """``luts[c][image[..., c]]`` for a uint8 array whose last axis is the channel (one table: all values)."""
+def apply_luts(image: np.ndarray, luts: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``luts[c][image[..., c]]`` for a uint8 array whose last axis is the channel (one table: all values);
+    written into ``out`` when given (same shape, uint8, C-contiguous)."""
     luts = np.ascontiguousarray(luts, dtype=np.uint8)
-    out = np.empty(image.shape, dtype=np.uint8)
-    _native().apply_luts(np.ascontiguousarray(image), out, luts, int(luts.shape[0]))
-    return out
+    target = _out_array(out, image.shape, np.dtype(np.uint8))
+    _native().apply_luts(np.ascontiguousarray(image), target, luts, int(luts.shape[0]))
+    return target
 
 
 def grid_mask(src: np.ndarray, ca: float, sa: float, sx: float, sy: float, ratio: float) -> np.ndarray:

@@ -128,14 +128,16 @@ def twist_matrix(
     return m, offset
 
 
-def apply_linear(image: np.ndarray, matrix: np.ndarray, offset: float | np.floating, out_dtype: np.dtype) -> np.ndarray:
+def apply_linear(image: np.ndarray, matrix: np.ndarray, offset: float | np.floating, out_dtype: np.dtype,
+                 out: np.ndarray | None = None) -> np.ndarray:
     """``out[..., i] = sum_j matrix[i, j] * image[..., j] + offset`` in float32, then ``convert_to``.
 
     The C kernel (``_native/filters.c: color_matrix``) does exactly these float32
-    operations in one pass; numpy below for the types it does not take.
+    operations in one pass (into ``out`` when given: a row of the batch);
+    numpy below for the types it does not take.
     """
     try:
-        return native_filters.color_matrix(image, matrix, float(offset), out_dtype)
+        return native_filters.color_matrix(image, matrix, float(offset), out_dtype, out=out)
     except ValueError:
         pass
     x = image.astype(F32, copy=False)
@@ -221,7 +223,7 @@ class ColorTwist(ColorOp):
     def process(self, chunk: Chunk, row: int, image: Any) -> np.ndarray:
         image = self._check_image(image, 3)
         matrix, offset, out_dtype = self.twist_for(chunk, row, image.dtype)
-        return apply_linear(image, matrix, offset, out_dtype)
+        return apply_linear(image, matrix, offset, out_dtype, out=chunk.output_buffer(row, image.shape, out_dtype))
 
 
 def _full_range(dtype: np.dtype) -> float:
@@ -291,7 +293,8 @@ class BrightnessContrast(ColorOp):
         image = self._check_image(image, None)
         multiplier, addend, out_dtype = self.coefficients(chunk, row, image.dtype)
         try:  # the C kernel: the same float32 arithmetic and conversion, one pass, GIL released
-            return native_filters.linear(image, float(multiplier), float(addend), out_dtype)
+            return native_filters.linear(image, float(multiplier), float(addend), out_dtype,
+                                         out=chunk.output_buffer(row, image.shape, out_dtype))
         except ValueError:  # types without a kernel (float16, float64, int64...)
             return convert_to(image.astype(F32, copy=False) * multiplier + addend, out_dtype)
 

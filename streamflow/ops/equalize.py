@@ -13,6 +13,7 @@ identical on photo crops (HWC, HW, CHW, dark and flat images).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -49,10 +50,11 @@ def equalize_luts(hist: np.ndarray) -> np.ndarray:
     return luts
 
 
-def _equalize_hwc(image: np.ndarray) -> np.ndarray:
-    """HWC (or HW) uint8 image, every channel equalized (histograms and lookups in C, GIL released)."""
+def _equalize_hwc(image: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """HWC (or HW) uint8 image, every channel equalized (histograms and lookups in C, GIL released),
+    into ``out`` when given (e.g. the sample's row of the batch)."""
     channels = 1 if image.ndim == 2 else image.shape[2]
-    return native.apply_luts(image, equalize_luts(native.histograms(image, channels)))
+    return native.apply_luts(image, equalize_luts(native.histograms(image, channels)), out=out)
 
 
 class Equalize(Operator):
@@ -65,7 +67,8 @@ class Equalize(Operator):
         super().__init__(name=name)
         self._layout = layout
 
-    def _one(self, image: Any) -> np.ndarray:
+    def _one(self, image: Any, slot: Callable[[tuple[int, ...]], np.ndarray | None] | None = None) -> np.ndarray:
+        """``slot(shape)``: where a single frame's result may be written (the batch row), or ``None``."""
         image = np.asarray(image)
         if image.dtype != np.uint8:
             raise SampleError(f"equalize: only uint8 images are supported, got {image.dtype}")
@@ -75,16 +78,17 @@ class Equalize(Operator):
                               f"got shape {image.shape} with layout {layout!r}")
         if layout.startswith("F"):
             return np.stack([self._frame(f, layout[1:]) for f in image]) if len(image) else image.copy()
-        return self._frame(image, layout)
+        return self._frame(image, layout, slot(image.shape) if slot is not None else None)
 
     @staticmethod
-    def _frame(image: np.ndarray, layout: str) -> np.ndarray:
+    def _frame(image: np.ndarray, layout: str, out: np.ndarray | None = None) -> np.ndarray:
         if layout == "CHW":
             return np.stack([_equalize_hwc(ch) for ch in image])
-        return _equalize_hwc(image)
+        return _equalize_hwc(image, out)
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
-        return [chunk.each_sample(lambda row, image: self._one(image))]
+        return [chunk.each_sample(lambda row, image: self._one(
+            image, lambda shape: chunk.output_buffer(row, shape, np.uint8)))]
 
     def layout(self, index: int) -> str:
         return self._layout

@@ -114,10 +114,13 @@ class Filter(Operator):
             raise SampleError(f"filter: dtype must be FLOAT or the input's type ({image.dtype}), "
                               f"got {self.out_dtype.name}")
         ay, ax = self._anchor(chunk, row, *kernel.shape)
+        # one plane of the sample's own shape: written straight into the batch row
+        slot = (chunk.output_buffer(row, image.shape, self.out_dtype or image.dtype)
+                if layout in ("HW", "HWC") and self.mode == "same" else None)
         try:
             return map_planes(image, layout, lambda p: native.filter2d(
                 p, kernel, anchor=(ay, ax), border=self.border, fill=float(fill_arr[0]),
-                valid=self.mode == "valid", out_dtype=self.out_dtype))
+                valid=self.mode == "valid", out_dtype=self.out_dtype, out=slot))
         except ValueError as err:
             raise SampleError(f"filter: {err}") from None
 

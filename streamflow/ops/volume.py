@@ -12,7 +12,8 @@ D), voxel ``(d, i, j)`` has its centre at ``(j + 0.5, i + 0.5, d + 0.5)``.
   extents; a fractional size keeps its exact scale (``subpixel_scale``).
 * **warp_affine**: a 3x4 destination-to-source matrix; trilinear (or nearest)
   sampling in float32; outside the volume: ``fill_value`` or the clamped
-  border voxel.
+  border voxel. In C (``_native/warp.c``), bit-identical to the numpy code kept
+  here for the other element types.
 * **rotate**: ``axis`` (x, y, z; any length) and ``angle`` in degrees; the
   canvas holds the rotated box (each extent ``ceil(sum_j |R_ij| n_j - 0.01)``,
   made one larger when needed to keep the parity of the input extent that
@@ -28,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from .._native import imgproc as kernels
+from .._native import warp as native_warp
 from ..types import InterpType
 from .resize_geometry import ResizeGeometry, resize_geometry
 
@@ -135,6 +137,17 @@ def warp_affine_volume(src: np.ndarray, matrix: Any, out_size: Sequence[int], *,
     D, H, W, C = src.shape
     od, oh, ow = (int(v) for v in out_size)
     odt = np.dtype(out_dtype or src.dtype)
+    typed = None
+    if fill_value is not None:
+        fills = np.asarray(fill_value, dtype=np.float64).reshape(-1)
+        if fills.size not in (1, C):
+            raise ValueError(f"fill_value must have 1 or {C} values, got {fills.size}")
+        typed = np.broadcast_to(_convert_sat(fills, src.dtype), (C,))
+    try:  # the C kernel: the same float32 operations, one pass, GIL released
+        return native_warp.affine(src, m, (od, oh, ow), linear=interp is not InterpType.INTERP_NN, fill=typed,
+                                  out_dtype=odt)
+    except native_warp.KernelUnsupported:  # other element types: numpy
+        pass
     z, y, x = np.meshgrid(np.arange(od, dtype=F32) + F32(0.5), np.arange(oh, dtype=F32) + F32(0.5),
                           np.arange(ow, dtype=F32) + F32(0.5), indexing="ij")
     sx = m[0, 0] * x + m[0, 1] * y + m[0, 2] * z + m[0, 3]
@@ -142,13 +155,9 @@ def warp_affine_volume(src: np.ndarray, matrix: Any, out_size: Sequence[int], *,
     sz = m[2, 0] * x + m[2, 1] * y + m[2, 2] * z + m[2, 3]
     pad = 0 if fill_value is None else 1
     table = src
-    if fill_value is not None:
-        fills = np.asarray(fill_value, dtype=np.float64).reshape(-1)
-        if fills.size not in (1, C):
-            raise ValueError(f"fill_value must have 1 or {C} values, got {fills.size}")
-        typed = _convert_sat(fills, src.dtype)
+    if typed is not None:
         table = np.empty((D + 2, H + 2, W + 2, C), dtype=src.dtype)
-        table[...] = typed if typed.size == C else typed[0]
+        table[...] = typed
         table[1:-1, 1:-1, 1:-1] = src
     flat = table.reshape(-1, C)
     dims = (D, H, W)

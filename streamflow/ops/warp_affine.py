@@ -24,6 +24,10 @@ Sampling (DALI's ``Sampler2D``):
   in float32, restarting from a fresh multiple every 256 columns. So the
   float32 rounding of the coordinates, and hence the uint8 result, agrees
   with DALI's own arithmetic (measured: see ``docs/operators.md``).
+
+The pixel work runs in C (``_native/warp.c``: the same float32 operations in
+the same order, GIL released; bit-identical to the numpy code below, which
+remains for the element types the kernel does not take).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from .._native import warp as native_warp
 from ..errors import PipelineDefinitionError, SampleError
 from ..graph import DataNode, add_node, split_arguments
 from ..operator import Chunk, Operator
@@ -134,6 +139,7 @@ def warp_affine_image(
     interp: InterpType = InterpType.INTERP_LINEAR,
     fill_value: float | Sequence[float] | None = None,
     out_dtype: Any = None,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
     """Warp an HWC (or HW) image by a destination-to-source 2x3 ``matrix``.
 
@@ -145,6 +151,8 @@ def warp_affine_image(
         fill_value: value of source points outside the image (one, or one per
             channel); ``None`` clamps to the edge pixel.
         out_dtype: output dtype (default: the input's).
+        out: where to write the result if it fits (the output's shape and
+            type, C-contiguous), e.g. the sample's row of the batch array.
     """
     if not isinstance(src, np.ndarray) or src.ndim not in (2, 3):
         raise ValueError(f"expected an HWC or HW image, got {getattr(src, 'shape', type(src).__name__)}")
@@ -159,14 +167,31 @@ def warp_affine_image(
     if H == 0 or W == 0:
         raise ValueError(f"cannot warp an empty image of shape {src.shape}")
     odt = np.dtype(out_dtype) if out_dtype is not None else img.dtype
-    sx, sy = source_coordinates(_as_matrix(matrix), out_h, out_w)
-    if fill_value is None:
+    m = _as_matrix(matrix)
+    converted = fill_values(fill_value, C, img.dtype)
+    fills = None if converted is None else converted.astype(img.dtype)
+    target = None if out is None or not was_2d else out[:, :, None]
+    try:  # the C kernel: the same float32 operations, one pass, GIL released
+        result = native_warp.affine(img, m.astype(F32), (out_h, out_w), linear=interp is InterpType.INTERP_LINEAR,
+                                    fill=fills, out_dtype=odt, out=out if target is None else target)
+    except native_warp.KernelUnsupported:  # other element types
+        result = _warp_affine_numpy(img, m, (out_h, out_w), interp, fills, odt)
+    return result[:, :, 0] if was_2d else result
+
+
+def _warp_affine_numpy(img: np.ndarray, matrix: np.ndarray, out_size: tuple[int, int], interp: InterpType,
+                       fills: np.ndarray | None, odt: np.dtype) -> np.ndarray:
+    """The numpy version of ``warp_affine_image`` (HWC; ``fills``: one per channel, in the image's type): the operations
+    that ``_native/warp.c`` repeats, for the types it does not take."""
+    H, W, C = img.shape
+    out_h, out_w = out_size
+    sx, sy = source_coordinates(matrix, out_h, out_w)
+    if fills is None:
         pad, table = 0, img.reshape(H * W, C)
         lo_y, hi_y, lo_x, hi_x = 0, H - 1, 0, W - 1
     else:
-        fills = fill_values(fill_value, C, img.dtype)
         padded = np.empty((H + 2, W + 2, C), dtype=img.dtype)
-        padded[...] = np.asarray(fills).astype(img.dtype)
+        padded[...] = fills
         padded[1:-1, 1:-1] = img
         pad, table = 1, padded.reshape(-1, C)
         lo_y, hi_y, lo_x, hi_x = -1, H, -1, W
@@ -198,7 +223,7 @@ def warp_affine_image(
         s11 = gather(y0 + 1, x0 + 1).astype(F32)
         s1 = s10 * px + s11 * qx
         out = _convert_sat(s0 + (s1 - s0) * qy, odt)
-    return out[:, :, 0] if was_2d else out
+    return out
 
 
 def _interp(value: Any, op_name: str) -> InterpType:
@@ -282,8 +307,10 @@ class AffineWarp(Operator):
                 matrix, size = self.plan(chunk, row, image)
                 if len(size) != 2:
                     raise SampleError(f"{self.name}: an image's size must be (height, width), got {size}")
+                shape = tuple(size) + image.shape[2:]
                 out.append(warp_affine_image(
                     image, matrix, size, interp=self.interp, fill_value=self.fill_value, out_dtype=self.dtype,
+                    out=chunk.output_buffer(row, shape, self.dtype or image.dtype),
                 ))
             except (SampleError, ValueError, PipelineDefinitionError) as err:
                 chunk.fail(row, err if isinstance(err, SampleError) else SampleError(f"{self.name}: {err}"))

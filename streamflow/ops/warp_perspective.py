@@ -10,6 +10,10 @@ maps ``(x + 0.5, y + 0.5)`` and 0.5 is taken off the result. Bilinear
 2.4's CPU operator). Outside the image: ``border_mode`` ``constant``
 (``fill_value``, default 0), ``replicate``, ``reflect`` (edge repeated),
 ``reflect_101``, ``wrap``. Integer outputs are rounded and saturated.
+
+Both sample in C (``_native/warp.c``: the same double-precision operations,
+GIL released), bit-identical to the numpy code kept here for float16 and
+64-bit integers.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from .._native import warp as native_warp
 from ..errors import PipelineDefinitionError, SampleError
 from ..graph import DataNode, add_node, require_node, split_arguments
 from ..operator import Chunk, Operator
@@ -52,11 +57,40 @@ def _taps(coords: np.ndarray, n: int, border: str) -> tuple[np.ndarray, np.ndarr
     return border_index(coords, n, border), np.ones_like(inside)  # slice's border policies
 
 
+def _fills(fill: Sequence[float], channels: int) -> np.ndarray:
+    """The constant border's value per channel (float64, unconverted; default 0)."""
+    if not len(fill):
+        return np.zeros(channels)
+    return np.broadcast_to(np.asarray(fill, dtype=np.float64).reshape(-1), (channels,))
+
+
+def _native_sample(src: np.ndarray, out_size: tuple[int, ...], fill: Sequence[float], *, half: float,
+                   interp: InterpType, border: str, matrix: np.ndarray | None = None, mapx: np.ndarray | None = None,
+                   mapy: np.ndarray | None = None, out: np.ndarray | None = None) -> np.ndarray | None:
+    """The C kernel (``_native/warp.c``: the numpy code's double-precision operations, in one pass with the
+    GIL released) from a homography or maps, into ``out`` if it fits; ``None`` for the types it does not take."""
+    was_2d = src.ndim == 2
+    img = src[:, :, None] if was_2d else src
+    target = out[:, :, None] if out is not None and was_2d and out.ndim == 2 else out
+    try:
+        result = native_warp.perspective(img, (int(out_size[0]), int(out_size[1])), matrix=matrix, mapx=mapx,
+                                         mapy=mapy, half=half, linear=interp is not InterpType.INTERP_NN,
+                                         border=border, fill=_fills(fill, img.shape[2]), out=target)
+    except native_warp.KernelUnsupported:
+        return None
+    return result[:, :, 0] if was_2d else result
+
+
 def warp_perspective_image(src: np.ndarray, matrix: np.ndarray, out_size: tuple[int, int], *,
-                           interp: InterpType, border: str, fill: Sequence[float], corner: bool = True) -> np.ndarray:
-    """Warp an HWC (or HW) image by the destination-to-source homography ``matrix`` (see the module doc)."""
+                           interp: InterpType, border: str, fill: Sequence[float], corner: bool = True,
+                           out: np.ndarray | None = None) -> np.ndarray:
+    """Warp an HWC (or HW) image by the destination-to-source homography ``matrix`` (see the module doc);
+    into ``out`` when it fits (the result's shape and type, C-contiguous: e.g. the sample's batch row)."""
     oh, ow = out_size
     half = 0.5 if corner else 0.0  # "corner": (0, 0) is the top-left corner, pixel centres at +0.5
+    native = _native_sample(src, (oh, ow), fill, matrix=matrix, half=half, interp=interp, border=border, out=out)
+    if native is not None:
+        return native
     y, x = np.meshgrid(np.arange(oh, dtype=np.float64) + half, np.arange(ow, dtype=np.float64) + half, indexing="ij")
     m = matrix
     w = m[2, 0] * x + m[2, 1] * y + m[2, 2]
@@ -74,10 +108,14 @@ def sample_image(src: np.ndarray, sx: np.ndarray, sy: np.ndarray, *, interp: Int
     Bilinear in double precision or nearest (half to even); points outside take the ``border`` policy
     (``constant``: ``fill``, default 0). Integer outputs are rounded and saturated.
     """
+    if sx.ndim == 2 and sx.shape == sy.shape and sx.dtype == sy.dtype == np.float64:
+        native = _native_sample(src, sx.shape, fill, mapx=sx, mapy=sy, half=0.0, interp=interp, border=border)
+        if native is not None:
+            return native
     was_2d = src.ndim == 2
     img = src[:, :, None] if was_2d else src
     H, W, C = img.shape
-    fills = np.broadcast_to(np.asarray(fill, dtype=np.float64).reshape(-1), (C,)) if len(fill) else np.zeros(C)
+    fills = _fills(fill, C)
     table = np.concatenate([img.reshape(-1, C).astype(np.float64), fills[None, :]])  # last row: the fill
     big = float(1 << 30)
 
@@ -152,8 +190,10 @@ class WarpPerspective(Operator):
             if len(self.fill) not in (0, 1, channels):
                 raise SampleError(f"experimental.warp_perspective: fill_value has {len(self.fill)} values for "
                                   f"{channels} channels")
-            return warp_perspective_image(img, matrix, (int(size[0]), int(size[1])), interp=self.interp,
-                                          border=self.border, fill=self.fill, corner=self.corner)
+            out_hw = (int(size[0]), int(size[1]))
+            return warp_perspective_image(img, matrix, out_hw, interp=self.interp, border=self.border,
+                                          fill=self.fill, corner=self.corner,
+                                          out=chunk.output_buffer(row, out_hw + img.shape[2:], img.dtype))
 
         return [chunk.each_sample(one)]
 
@@ -235,7 +275,7 @@ class Remap(Operator):
     def run(self, chunk: Chunk) -> list[list[Any]]:
         def one(row: int, image: Any) -> np.ndarray:
             img = np.asarray(image)
-            mx, my = (np.asarray(chunk.inputs[k][row], dtype=np.float64) for k in (1, 2))
+            mx, my = (_map(chunk.inputs[k][row]) for k in (1, 2))
             if img.ndim not in (2, 3) or 0 in img.shape or img.dtype.kind not in "uif":
                 raise SampleError(f"experimental.remap: expects a non-empty HWC or HW image, got {img.shape}")
             if mx.shape != my.shape:
@@ -244,6 +284,11 @@ class Remap(Operator):
                 mx, my = mx[:, :, 0], my[:, :, 0]
             if mx.ndim != 2:
                 raise SampleError(f"experimental.remap: the maps must be HW (or HW1), got {mx.shape}")
+            native = _native_sample(img, mx.shape, (0.0,), mapx=mx, mapy=my, half=self.half, interp=self.interp,
+                                    border="constant", out=chunk.output_buffer(row, mx.shape + img.shape[2:], img.dtype))
+            if native is not None:
+                return native
+            mx, my = mx.astype(np.float64, copy=False), my.astype(np.float64, copy=False)
             return sample_image(img, mx - self.half, my - self.half, interp=self.interp, border="constant",
                                 fill=(0.0,))
 
@@ -251,6 +296,12 @@ class Remap(Operator):
 
     def layout(self, index: int) -> str:
         return "HWC"
+
+
+def _map(value: Any) -> np.ndarray:
+    """A remap coordinate map: float32 as given (the kernel widens it exactly), anything else as float64."""
+    arr = np.asarray(value)
+    return arr if arr.dtype == np.float32 else arr.astype(np.float64)
 
 
 @fn_function()
