@@ -15,14 +15,23 @@ per-feature normalization, pad to the batch's longest. Systems:
   ``--threads`` workers (a user's hand-written loader; torchaudio is not
   installable here).
 
+* ``streamflow-ref`` (with ``--ref-root DIR``): the same example run on the
+  streamflow package of another checkout (e.g. the commit before a change),
+  for before/after comparisons on the same machine in the same run.
+
 The data set is ``--clips`` WAV files (16 kHz mono, 1.5 to 4 s) cut from the
 speech recordings of ``tests/data/audio`` with random gains, written once
 into ``--data``. Each system runs in its own process: one warm-up epoch, then
 ``--repeats`` timed epochs; throughput in clips/s and seconds of audio per
-second. Results (machine first, raw times included) go to
+second, and the process's CPU time per clip (all threads, user + system:
+what a clip costs, whatever share of a shared machine the process got). ``--rounds N`` repeats the whole comparison N times, each round
+starting with another system, so that on a shared, noisy machine every
+system meets the same load changes; every round's times are kept. Results
+(machine first, raw times included) go to
 ``benchmarks/results/audio_pipeline-<machine>.json``.
 
     python benchmarks/audio_pipeline.py --dali-python /path/to/dali-venv/bin/python
+    python benchmarks/audio_pipeline.py --dali-python ... --systems streamflow,dali --rounds 5
     python benchmarks/audio_pipeline.py --quick          # 48 clips, 1 repeat
 """
 
@@ -32,6 +41,7 @@ import argparse
 import json
 import math
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -96,14 +106,14 @@ def load_example(backend: str) -> dict[str, Any]:
     return namespace
 
 
-def pipeline_runner(backend: str, files: list[str], batch: int, threads: int) -> Any:
+def pipeline_runner(backend: str, files: list[str], batch: int, threads: int, ref_root: str | None = None) -> Any:
     if backend == "dali":
         try:
             import nvidia.dali  # noqa: F401
         except ImportError as exc:
             raise Skip(f"nvidia.dali does not import in {sys.executable} ({exc})") from None
     else:
-        sys.path.insert(0, str(ROOT))
+        sys.path.insert(0, ref_root or str(ROOT))
     example = load_example(backend)
     pipe = example["rnnt_pipeline"](files, list(range(len(files))), batch, num_threads=threads)
     pipe.build()
@@ -161,20 +171,44 @@ def numpy_runner(files: list[str], batch: int, threads: int) -> Any:
     return epoch
 
 
-def run_system(name: str, files: list[str], batch: int, threads: int, repeats: int) -> dict[str, Any]:
+def run_system(name: str, files: list[str], batch: int, threads: int, repeats: int,
+               ref_root: str | None = None) -> dict[str, Any]:
     result: dict[str, Any] = {"system": name, "python": sys.executable}
+    if name == "streamflow-ref":
+        result["ref_root"] = ref_root
     start = time.perf_counter()
     try:
-        epoch = numpy_runner(files, batch, threads) if name == "numpy" else pipeline_runner(name, files, batch, threads)
+        if name == "numpy":
+            epoch = numpy_runner(files, batch, threads)
+        elif name == "streamflow-ref":
+            epoch = pipeline_runner("streamflow", files, batch, threads, ref_root)
+        else:
+            epoch = pipeline_runner(name, files, batch, threads)
     except Skip as exc:
         return {**result, "status": "skipped", "reason": str(exc)}
     except Exception as exc:
         return {**result, "status": "failed", "reason": repr(exc), "traceback": traceback.format_exc()}
     result["build_s"] = time.perf_counter() - start
+    if name.startswith("streamflow"):
+        result["streamflow_path"] = str(Path(sys.modules["streamflow"].__file__ or "").parent)
+    cpu_seconds: list[float] = []
+
+    def timed_epoch() -> int:
+        # the process's CPU time (all its threads, user + system) per epoch: the cost of a clip
+        # whatever share of the shared machine the process got
+        before = os.times()
+        items = epoch()
+        after = os.times()
+        cpu_seconds.append((after.user - before.user) + (after.system - before.system))
+        return items
+
     try:
-        timing = _common.time_repeats(epoch, repeats, warmup=1)
+        timing = _common.time_repeats(timed_epoch, repeats, warmup=1)
     except Exception as exc:
         return {**result, "status": "failed", "reason": repr(exc), "traceback": traceback.format_exc()}
+    timed_cpu = cpu_seconds[1:]
+    result["cpu_seconds"] = timed_cpu
+    result["cpu_ms_per_clip"] = 1e3 * statistics.median(c / n for c, n in zip(timed_cpu, timing.items))
     return {**result, "status": "ok", "timing": timing.summary(),
             "packages": _common.package_versions(("streamflow", "numpy", "nvidia-dali-cuda130", "soundfile", "soxr",
                                                   "librosa"))}
@@ -186,10 +220,42 @@ def run_isolated(name: str, python: str, args: argparse.Namespace, files_json: P
         cmd = [python, str(Path(__file__).resolve()), "--worker", name, "--worker-out", str(out),
                "--files", str(files_json), "--batch-size", str(args.batch_size), "--threads", str(args.threads),
                "--repeats", str(args.repeats)]
-        proc = subprocess.run(cmd, check=False, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        root = str(ROOT)
+        if name == "streamflow-ref":
+            if not args.ref_root:
+                return {"system": name, "status": "skipped", "reason": "give --ref-root DIR"}
+            root = str(Path(args.ref_root).resolve())
+            cmd += ["--ref-root", root]
+        proc = subprocess.run(cmd, check=False, env={**os.environ, "PYTHONPATH": root})
         if out.is_file():
             return json.loads(out.read_text())  # type: ignore[no-any-return]
     return {"system": name, "status": "failed", "reason": f"worker exited with code {proc.returncode}"}
+
+
+def summarize(results: list[dict[str, Any]], systems: list[str]) -> dict[str, Any]:
+    """Per system: each round's median rate and their median; streamflow's ratio to each other system per round."""
+    rates: dict[str, dict[int, float]] = {}
+    for r in results:
+        if r["status"] == "ok":
+            rates.setdefault(r["system"], {})[r["round"]] = r["timing"]["rate_median"]
+    cpu: dict[str, list[float]] = {}
+    for r in results:
+        if r["status"] == "ok":
+            cpu.setdefault(r["system"], []).append(r["cpu_ms_per_clip"])
+    out: dict[str, Any] = {"systems": {}, "ratios": {}}
+    for name in systems:
+        if name in rates:
+            values = [rates[name][k] for k in sorted(rates[name])]
+            out["systems"][name] = {"rates": values, "rate_median": statistics.median(values),
+                                    "cpu_ms_per_clip": cpu[name], "cpu_ms_per_clip_median": statistics.median(cpu[name])}
+    for other in systems:
+        if other == "streamflow" or other not in rates or "streamflow" not in rates:
+            continue
+        rounds = sorted(set(rates["streamflow"]) & set(rates[other]))
+        if rounds:
+            per_round = [rates["streamflow"][k] / rates[other][k] for k in rounds]
+            out["ratios"][other] = {"per_round": per_round, "median": statistics.median(per_round)}
+    return out
 
 
 # --------------------------------------------------------------------------- main
@@ -201,7 +267,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--systems", default=",".join(SYSTEMS))
+    p.add_argument("--systems", default=",".join(SYSTEMS),
+                   help=f"comma-separated, from {', '.join(SYSTEMS)} and streamflow-ref (needs --ref-root)")
+    p.add_argument("--rounds", type=int, default=1, help="repeat the comparison, rotating the systems' order")
+    p.add_argument("--ref-root", default=None, help="checkout whose streamflow package the streamflow-ref row runs")
     p.add_argument("--dali-python", default=sys.executable, help="interpreter with nvidia-dali for the dali row")
     p.add_argument("--data", default=str(Path(tempfile.gettempdir()) / "streamflow-audio-bench"))
     p.add_argument("--json", default=None, help="result file (default: benchmarks/results/audio_pipeline-<tag>.json)")
@@ -219,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.worker:
         meta = json.loads(Path(args.files).read_text())
-        result = run_system(args.worker, meta["files"], args.batch_size, args.threads, args.repeats)
+        result = run_system(args.worker, meta["files"], args.batch_size, args.threads, args.repeats, args.ref_root)
         _common.write_json(Path(args.worker_out), result)
         return 0
     info = _common.machine_info(("streamflow", "numpy", "soundfile", "soxr", "librosa", "nvidia-dali-cuda130"))
@@ -229,26 +298,36 @@ def main(argv: list[str] | None = None) -> int:
     files_json.write_text(json.dumps({"files": files}))
     print(f"data    : {len(files)} clips, {seconds:.0f} s of 16 kHz speech; batch {args.batch_size}, "
           f"{args.threads} threads, {args.repeats} repeats after 1 warm-up epoch\n")
+    systems = args.systems.split(",")
     results = []
-    for name in args.systems.split(","):
-        python = args.dali_python if name == "dali" else sys.executable
-        result = run_isolated(name, python, args, files_json)
-        results.append(result)
-        if result["status"] == "ok":
-            t = result["timing"]
-            rate = t["rate_median"]
-            print(f"{name:11s} {rate:8.1f} clips/s  {rate * seconds / len(files):8.0f} s audio/s  "
-                  f"(best {t['rate_best']:.1f} clips/s; epochs {', '.join(f'{s:.2f}' for s in t['seconds'])} s)")
-        else:
-            print(f"{name:11s} {result['status']}: {result.get('reason')}")
-    ok = {r["system"]: r["timing"]["rate_median"] for r in results if r["status"] == "ok"}
-    if "streamflow" in ok:
-        for other in ("dali", "numpy"):
-            if other in ok:
-                print(f"streamflow / {other}: {ok['streamflow'] / ok[other]:.2f}x")
+    for round_index in range(max(1, args.rounds)):
+        order = systems[round_index % len(systems):] + systems[: round_index % len(systems)]
+        if args.rounds > 1:
+            print(f"round {round_index + 1}: {', '.join(order)}")
+        for name in order:
+            python = args.dali_python if name == "dali" else sys.executable
+            result = run_isolated(name, python, args, files_json)
+            result["round"] = round_index + 1
+            results.append(result)
+            if result["status"] == "ok":
+                t = result["timing"]
+                rate = t["rate_median"]
+                print(f"{name:15s} {rate:8.1f} clips/s  {rate * seconds / len(files):8.0f} s audio/s  "
+                      f"{result['cpu_ms_per_clip']:5.2f} ms CPU/clip  "
+                      f"(best {t['rate_best']:.1f} clips/s; epochs {', '.join(f'{s:.2f}' for s in t['seconds'])} s)")
+            else:
+                print(f"{name:15s} {result['status']}: {result.get('reason')}")
+    summary = summarize(results, systems)
+    print()
+    for name, row in summary["systems"].items():
+        print(f"{name:15s} median of the rounds' medians {row['rate_median']:8.1f} clips/s "
+              f"(rounds: {', '.join(f'{r:.1f}' for r in row['rates'])}); "
+              f"CPU {row['cpu_ms_per_clip_median']:.2f} ms/clip")
+    for other, row in summary["ratios"].items():
+        print(f"streamflow / {other}: {row['median']:.2f}x (per round: {', '.join(f'{r:.2f}' for r in row['per_round'])})")
     payload = {"benchmark": "audio_pipeline", "machine": info, "config": {k: v for k, v in vars(args).items()
                                                                             if not k.startswith("worker")},
-               "clips": len(files), "audio_seconds": seconds, "results": results}
+               "clips": len(files), "audio_seconds": seconds, "results": results, "summary": summary}
     out = Path(args.json) if args.json else _common.RESULTS_DIR / f"audio_pipeline-{_common.machine_tag()}.json"
     _common.write_json(out, payload)
     print(f"\nwrote {out}")

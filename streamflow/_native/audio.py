@@ -14,9 +14,10 @@ with a sinc filter under a Hann envelope, tabulated and linearly interpolated:
 * Integer outputs: the float result times the type's maximum, rounded and
   saturated (DALI's ``ConvertSatNorm``).
 
-The table and the per-output position follow DALI's float32 arithmetic; the
-sum over taps is accumulated in a different order (scalar instead of SIMD
-lanes), so results agree with DALI's to float32 rounding (see ``docs/audio.md``).
+The table, the per-output position and the order of the sum over taps
+follow DALI's float32 arithmetic (the C loop reads the weights from phase
+tables instead of per-tap lookups, with the same bits); results agree with
+DALI's to float32 rounding (see ``docs/audio.md``).
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ import numpy as np
 
 __all__ = [
     "ResampleWindow",
+    "mel_rows",
+    "nonsilent",
     "lobes_for_quality",
     "normalized_float",
     "normalized_int",
@@ -139,3 +142,64 @@ def normalized_int(x: Any, dtype: np.dtype, xp: Any = np) -> Any:
     v = x.astype(xp.float64)
     scaled = (v + 1.0) * (info.max / 2.0) if dtype.kind == "u" else v * info.max
     return xp.clip(xp.trunc(scaled + xp.copysign(0.5, scaled)), info.min, info.max).astype(dtype)
+
+
+def nonsilent(x: np.ndarray, window: int, cutoff_db: float, reference_power: float | None) -> tuple[int, int]:
+    """(begin, length) of the part of 1-D ``x`` whose ``window``-sample mean power is within ``cutoff_db``
+    of ``reference_power`` (default: the loudest window's); the C version of
+    ``streamflow.ops.nonsilent_region.region(moving_power(...))``, same results, no temporary arrays.
+
+    ``x`` is float32 or float64 (other types: convert to float64 first); ``1 <= window <= len(x)``.
+    """
+    from . import _audio  # type: ignore[attr-defined]
+
+    v = np.ascontiguousarray(x)
+    if v.dtype not in (np.float32, np.float64) or v.ndim != 1:
+        raise ValueError(f"nonsilent expects a 1-D float32 or float64 signal, got {v.dtype} {v.shape}")
+    ratio = 10.0 ** (float(cutoff_db) / 10.0)
+    reference = -1.0 if reference_power is None else float(reference_power)
+    begin, length = _audio.nonsilent(v, int(v.dtype == np.float64), int(window), ratio, reference)
+    return int(begin), int(length)
+
+
+def mel_rows(spec: np.ndarray, bins: np.ndarray, weights: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Banded weighted sums of the rows of a 2-D float32 ``spec``: filter ``f`` is
+    ``sum(weights[k] * spec[bins[k]] for k in range(offsets[f], offsets[f + 1]))``, added in order
+    (``np.add.reduceat``'s order); a filter without bins is zero. Returns ``(len(offsets) - 1, spec.shape[1])``."""
+    from . import _audio  # type: ignore[attr-defined]
+
+    spec = np.ascontiguousarray(spec, dtype=np.float32)
+    out = np.empty((len(offsets) - 1, spec.shape[1]), np.float32)
+    if out.size == 0:
+        return out
+    _audio.mel_rows(spec, out, np.ascontiguousarray(bins, dtype=np.int64),
+                    np.ascontiguousarray(weights, dtype=np.float32), np.ascontiguousarray(offsets, dtype=np.int64),
+                    spec.shape[1])
+    return out
+
+
+def stft_frames(x: np.ndarray, window: np.ndarray, count: int, nfft: int, step: int, offset: int,
+                reflect: bool) -> np.ndarray:
+    """``(count, nfft)`` float64 rows: ``x[i * step - offset + t] * window[t]`` in float32 for
+    ``t < len(window)``, zeros after; samples outside the non-empty float32 signal ``x`` reflected
+    without repeating the edge (``reflect``) or zero."""
+    from . import _audio  # type: ignore[attr-defined]
+
+    out = np.empty((count, nfft), np.float64)
+    if count:
+        _audio.stft_frames(np.ascontiguousarray(x, dtype=np.float32), out,
+                           np.ascontiguousarray(window, dtype=np.float32), count, nfft, step, offset, int(reflect))
+    return out
+
+
+def stft_power(spectrum: np.ndarray, power: int, transpose: bool) -> np.ndarray:
+    """``|X| ** power`` (1 or 2) of a ``(windows, bins)`` complex128 spectrum, in double, as float32;
+    ``(bins, windows)`` with ``transpose``."""
+    from . import _audio  # type: ignore[attr-defined]
+
+    spectrum = np.ascontiguousarray(spectrum, dtype=np.complex128)
+    count, bins = spectrum.shape
+    out = np.empty((bins, count) if transpose else (count, bins), np.float32)
+    if out.size:
+        _audio.stft_power(spectrum, out, count, bins, int(power), int(transpose))
+    return out

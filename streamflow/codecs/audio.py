@@ -54,6 +54,10 @@ class AudioInfo:
 
 def _as_file(data: Any) -> io.BytesIO:
     if isinstance(data, np.ndarray):
+        base = data.base
+        if (isinstance(base, bytes) and data.ndim == 1 and data.dtype == np.uint8 and data.flags.c_contiguous
+                and data.nbytes == len(base)):
+            return io.BytesIO(base)  # a view of a whole bytes object (readers.file): shared, not copied
         return io.BytesIO(np.ascontiguousarray(data).view(np.uint8).tobytes())
     return io.BytesIO(bytes(data))
 

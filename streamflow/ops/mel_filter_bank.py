@@ -12,8 +12,11 @@ peak is 1. The frequency axis is the ``f`` of the input layout (``"ft"`` from
 ``spectrogram``), else the second to last (or only) axis.
 
 The weights are a ``(nfilter, bins)`` matrix built in float64. On the CPU
-only its non-zero entries are used (each bin feeds at most two filters); the
-GPU implementation does one dense matrix product per batch.
+only its non-zero entries are used (each bin feeds at most two filters): for
+an ``"ft"`` spectrogram in C (``streamflow._native.audio.mel_rows``), each
+filter's weighted bins added in increasing order as DALI does; other layouts
+in numpy (``np.add.reduceat``, whose order differs in the last bit). The GPU
+implementation does one dense matrix product per batch.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from .._native import audio as native_audio
 from ..errors import PipelineDefinitionError, SampleError
 from ..graph import DataNode, add_node, input_layout
 from ..operator import Chunk, Operator
@@ -116,6 +120,7 @@ class MelFilterBank(Operator):
         self.normalize, self.mel_formula = bool(normalize), mel_formula
         self._layout = layout
         self._sparse: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._offsets: dict[int, np.ndarray] = {}  # each filter's first (filter, bin) pair, and the end
 
     def freq_axis(self, ndim: int) -> int:
         if self._layout and len(self._layout) == ndim and "f" in self._layout:
@@ -136,11 +141,17 @@ class MelFilterBank(Operator):
             axis = self.freq_axis(x.ndim)
             n = x.shape[axis]
             if n not in self._sparse:
-                self._sparse[n] = sparse_weights(self.weights(n))
+                dense = self.weights(n)
+                self._offsets[n] = np.concatenate([[0], np.cumsum(np.count_nonzero(dense, axis=1))]).astype(np.int64)
+                self._sparse[n] = sparse_weights(dense)
             bins, weights, starts, empty = self._sparse[n]
             # Each bin feeds at most two filters: weight the (filter, bin) pairs and add them up per
             # filter, about 2 * bins products per frame instead of nfilter * bins for a dense product.
+            if x.ndim == 2 and axis == 0:  # "ft": in C, no temporaries
+                return native_audio.mel_rows(x, bins, weights, self._offsets[n])
             moved = np.moveaxis(x, axis, 0)
+            if len(bins) == 0:  # no filter has a bin (e.g. a 2-bin spectrum)
+                return np.zeros(x.shape[:axis] + (self.nfilter,) + x.shape[axis + 1 :], np.float32)
             terms = moved[bins] * weights.reshape((-1,) + (1,) * (x.ndim - 1))
             out = np.add.reduceat(terms, starts, axis=0) if len(starts) else np.zeros((0, *moved.shape[1:]), np.float32)
             out[empty] = 0.0

@@ -12,7 +12,9 @@ The window sums are computed from float64 running sums (DALI keeps a float32
 running sum, restarted every ``reset_interval`` samples for precision;
 ``reset_interval`` is accepted and has no effect here), so a window whose
 power lies within float32 rounding of the threshold may be judged
-differently.
+differently. The operator runs them in C (``streamflow._native.audio.nonsilent``,
+two passes, no temporary arrays); ``moving_power`` and ``region`` are the
+same computation in numpy (the C one gives their results).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from .._native import audio as native_audio
 from ..errors import PipelineDefinitionError, SampleError
 from ..graph import DataNode, add_node, split_arguments
 from ..operator import Chunk, Operator
@@ -85,7 +88,9 @@ class NonsilentRegion(Operator):
             cutoff = float(np.asarray(chunk.arg("cutoff_db", row, self.cutoff_db)).reshape(-1)[0])
             reference = chunk.arg("reference_power", row, self.reference_power)
             reference = None if reference is None else float(np.asarray(reference).reshape(-1)[0])
-            begin, length = region(moving_power(np, x, window), window, cutoff, reference)
+            # float32 as DALI reads it (float64 is rounded to float32 first, integers are exact in float64)
+            v = x if x.dtype == np.float32 else x.astype(np.float32) if x.dtype.kind == "f" else x.astype(np.float64)
+            begin, length = native_audio.nonsilent(v, window, cutoff, reference)
             begins.append(np.asarray(begin, dtype=np.int32))
             lengths.append(np.asarray(length, dtype=np.int32))
         return [begins, lengths]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from audio_helpers import assert_close_decimated, dali, excerpts
-from helpers import run_arrays
+from helpers import make_chunk, run_arrays
 
 from streamflow import fn
 from streamflow.errors import PipelineDefinitionError
@@ -44,6 +44,26 @@ def test_weights_equal_librosa(htk: bool) -> None:
     ours = mel_weights(40, 257, 16000.0, 0.0, 0.0, True, "htk" if htk else "slaney")
     theirs = librosa.filters.mel(sr=16000, n_fft=512, n_mels=40, htk=htk)
     np.testing.assert_allclose(ours, theirs, atol=1e-6 * theirs.max())
+
+
+def test_sums_in_dalis_order_and_layouts_agree() -> None:
+    """"ft" spectrograms (C kernel): each filter's weighted bins added in increasing bin order in float32,
+    bit for bit; "tf" (numpy) within float32 rounding of it; degenerate spectra give zeros."""
+    rng = np.random.default_rng(3)
+    for kw in (dict(sample_rate=16000.0, nfilter=80), dict(nfilter=40, freq_low=300.0, freq_high=8000.0,
+                                                           mel_formula="htk", normalize=False)):
+        for bins in (257, 201, 2, 3):
+            specs = [rng.random((bins, t)).astype(np.float32) ** 4 for t in (0, 1, 37)]
+            ft = MelFilterBank(**kw).run(make_chunk(specs))[0]
+            tf = MelFilterBank(**kw, layout="tf").run(make_chunk([np.ascontiguousarray(s.T) for s in specs]))[0]
+            weights = MelFilterBank(**kw).weights(bins).astype(np.float32)
+            for got, other, spec in zip(ft, tf, specs):
+                want = np.zeros((weights.shape[0], spec.shape[1]), np.float32)
+                for f in range(weights.shape[0]):
+                    for k in np.flatnonzero(weights[f]):
+                        want[f] = want[f] + spec[k] * weights[f, k]
+                np.testing.assert_array_equal(got, want)
+                np.testing.assert_allclose(other.T, want, rtol=1e-6, atol=0)
 
 
 def test_argument_errors() -> None:

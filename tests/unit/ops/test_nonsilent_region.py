@@ -13,6 +13,8 @@ from audio_helpers import dali, encoded
 from helpers import run_arrays
 
 from streamflow import fn
+from streamflow._native import audio as native_audio
+from streamflow.ops.nonsilent_region import moving_power, region
 
 VORBIS = 3  # index of arctic_a0007.ogg in FILES
 CASES = {"default": {}, "m20_w512": dict(cutoff_db=-20.0, window_length=512), "m30": dict(cutoff_db=-30.0),
@@ -54,3 +56,22 @@ def test_burst_in_silence() -> None:
     begin, length = run_arrays([x], lambda a: fn.nonsilent_region(a, window_length=100))
     # windows touching the burst are loud: from 4000 - 99 to the end of the window starting at 4499
     assert (int(begin[0]), int(length[0])) == (3901, 4599 - 3901)
+
+
+def test_c_kernel_equals_the_numpy_computation() -> None:
+    """The C two-pass kernel the operator runs gives ``region(moving_power(...))``'s results exactly."""
+    rng = np.random.default_rng(5)
+    for t in range(400):
+        n = int(rng.integers(1, 3000))
+        envelope = np.exp(rng.uniform(-12, 0, n // 50 + 2)).repeat(50)[:n]
+        x = (rng.standard_normal(n) * envelope).astype(np.float32 if t % 2 else np.float64)
+        if t % 7 == 0:
+            x[rng.integers(0, n)] = np.nan
+        if t % 11 == 0:
+            x[:] = 0
+        window = min(2048, n) if t % 3 == 0 else int(rng.integers(1, n + 1))
+        cutoff = float(rng.uniform(-80, 0))
+        reference = None if t % 4 else float(rng.uniform(1e-6, 0.1))
+        want = region(moving_power(np, x, window), window, cutoff, reference)
+        v = x.astype(np.float32) if x.dtype == np.float64 else x
+        assert native_audio.nonsilent(v, window, cutoff, reference) == want, t

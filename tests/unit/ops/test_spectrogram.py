@@ -10,11 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from audio_helpers import assert_close_decimated, dali, excerpts
-from helpers import run_arrays
+from helpers import make_chunk, run_arrays
 
 from streamflow import fn
 from streamflow.errors import PipelineDefinitionError
-from streamflow.ops.spectrogram import Spectrogram
+from streamflow.ops.spectrogram import Spectrogram, windowed_fft
 
 CASES = {
     "default": {},
@@ -44,6 +44,26 @@ def test_equals_librosa_stft_with_the_same_window() -> None:
     want = np.abs(librosa.stft(x, n_fft=512, hop_length=160, win_length=320, window=window, center=True,
                                pad_mode="reflect")) ** 2
     np.testing.assert_allclose(out[0], want, atol=2e-5 * want.max(), rtol=1e-4)
+
+
+def test_c_framing_and_powers_equal_the_numpy_path() -> None:
+    """The operator's C windows and powers give the numpy path's bits (framing, padding, layouts, powers)."""
+    rng = np.random.default_rng(0)
+    for t in range(200):
+        length = int(rng.integers(1, 600))
+        kw = dict(window_length=length, nfft=length + int(rng.integers(0, 3)) * int(rng.integers(0, 200)),
+                  window_step=int(rng.integers(1, 400)), power=int(rng.choice([1, 2])),
+                  center_windows=bool(t % 5), reflect_padding=bool(rng.integers(0, 2)),
+                  layout=str(rng.choice(["ft", "tf"])))
+        if t % 3 == 0:
+            kw["window_fn"] = list(rng.random(length))
+        op = Spectrogram(**kw)
+        n = int(rng.integers(1, 5000)) if t % 4 else int(rng.integers(1, length + 3))
+        x = (rng.standard_normal(n) * 0.3).astype(np.float32)
+        got = op.run(make_chunk([x]))[0][0]
+        want = op.finish(np, windowed_fft(op.frames(np, x, windowed=False), op.window, op.nfft))
+        assert got.shape == want.shape, (t, kw, n)
+        np.testing.assert_array_equal(got, want, err_msg=f"{t} {kw} {n}")
 
 
 def test_layout_flows_to_the_mel_bank() -> None:
