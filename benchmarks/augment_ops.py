@@ -10,7 +10,14 @@ is printed first, every pipeline warms up, ``--repeats`` epochs of
 ``--batches`` batches are timed (median and best reported), everything goes
 to JSON in ``benchmarks/results/``.
 
+``streamflow-ref`` (with ``--ref-root DIR``) runs another checkout's
+streamflow package in the same run (before/after a change). ``--rounds N``
+repeats the whole comparison N times, each round starting with another
+system (the machine's load drifts); the table then shows the median of the
+rounds' medians, and the JSON keeps every round.
+
     python benchmarks/augment_ops.py --dali-python /path/to/venv-with-dali/bin/python
+    python benchmarks/augment_ops.py --systems streamflow,streamflow-ref,dali --ref-root ../before --rounds 3
     python benchmarks/augment_ops.py --quick                  # smoke run
 """
 
@@ -87,10 +94,12 @@ def _batch(size: int) -> list[np.ndarray]:
     return [np.ascontiguousarray(imgs[i % len(imgs)]) for i in range(size)]
 
 
-def _build(system: str, op: str, batch: list[np.ndarray], threads: int, batches: int) -> tuple[Callable[[], int], Any]:
-    """An epoch function (``batches`` batches of ``op``) and a close function."""
+def _build(system: str, op: str, batch: list[np.ndarray], threads: int, batches: int,
+           root: str | None = None) -> tuple[Callable[[], int], Any]:
+    """An epoch function (``batches`` batches of ``op``) and a close function (``root``: the checkout
+    whose streamflow package runs; default this one)."""
     if system == "streamflow":
-        sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+        sys.path.insert(0, root or str(Path(__file__).resolve().parent.parent))
         import streamflow as sf
         from streamflow import fn
         from streamflow.auto_aug import rand_augment, trivial_augment
@@ -142,12 +151,16 @@ def worker(args: argparse.Namespace) -> None:
     """Subprocess: time every operator of one system; print JSON."""
     results: dict[str, Any] = {"system": args.worker, "machine": _common.machine_info(), "ops": {}}
     batch = _batch(args.batch_size)
+    library = "streamflow" if args.worker.startswith("streamflow") else "dali"
+    root = getattr(args, "ref_root", None) if args.worker == "streamflow-ref" else None
+    if root:
+        results["ref_root"] = root
     try:
         for op in (o for o in OPS if o in args.ops.split(",") or args.ops == "all"):
-            if args.worker == "dali" and op in DALI_MISSING:
+            if library == "dali" and op in DALI_MISSING:
                 continue
             try:
-                epoch, close = _build(args.worker, op, batch, args.threads, args.batches)
+                epoch, close = _build(library, op, batch, args.threads, args.batches, root)
                 try:
                     results["ops"][op] = _common.time_repeats(epoch, repeats=args.repeats, warmup=1).summary()
                 finally:
@@ -156,7 +169,7 @@ def worker(args: argparse.Namespace) -> None:
                 raise
             except Exception:
                 results["ops"][op] = {"error": traceback.format_exc()[-2000:]}
-        if args.worker == "streamflow":
+        if library == "streamflow":
             results["numpy_blur"] = _common.time_repeats(lambda: numpy_blur(batch), repeats=args.repeats,
                                                          warmup=1).summary()
     except ImportError as exc:
@@ -164,9 +177,18 @@ def worker(args: argparse.Namespace) -> None:
     print("RESULT " + json.dumps(results, default=str))
 
 
+SYSTEMS = ("streamflow", "streamflow-ref", "dali")
+
+
 def run(system: str, python: str, args: argparse.Namespace) -> dict[str, Any]:
+    if system not in SYSTEMS:
+        return {"system": system, "error": f"unknown system; choose from {', '.join(SYSTEMS)}"}
     cmd = [python, __file__, "--worker", system, "--batch-size", str(args.batch_size), "--threads",
            str(args.threads), "--repeats", str(args.repeats), "--batches", str(args.batches), "--ops", args.ops]
+    if system == "streamflow-ref":
+        if not args.ref_root:
+            return {"system": system, "skipped": "give --ref-root DIR (a checkout with a built streamflow)"}
+        cmd += ["--ref-root", str(Path(args.ref_root).resolve())]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     for line in done.stdout.splitlines():
         if line.startswith("RESULT "):
@@ -174,6 +196,16 @@ def run(system: str, python: str, args: argparse.Namespace) -> dict[str, Any]:
             result["interpreter"] = python
             return result
     return {"system": system, "error": done.stderr[-3000:] or f"exit {done.returncode}", "interpreter": python}
+
+
+def rounds_medians(results: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """system -> op -> the median over rounds of each round's median rate (img/s)."""
+    rates: dict[str, dict[str, list[float]]] = {}
+    for r in results:
+        for op, entry in (r.get("ops") or {}).items():
+            if isinstance(entry, dict) and entry.get("rate_median") is not None:
+                rates.setdefault(r["system"], {}).setdefault(op, []).append(float(entry["rate_median"]))
+    return {s: {op: float(np.median(v)) for op, v in ops.items()} for s, ops in rates.items()}
 
 
 def main() -> None:
@@ -187,7 +219,9 @@ def main() -> None:
     parser.add_argument("--dali-python", default=sys.executable, help="interpreter with nvidia-dali-cuda130")
     parser.add_argument("--quick", action="store_true", help="tiny batches, 1 repeat (smoke run)")
     parser.add_argument("--json", type=Path, default=None)
-    parser.add_argument("--worker", choices=["streamflow", "dali"], help=argparse.SUPPRESS)
+    parser.add_argument("--rounds", type=int, default=1, help="repeat the comparison, rotating the systems' order")
+    parser.add_argument("--ref-root", default=None, help="checkout whose streamflow package streamflow-ref runs")
+    parser.add_argument("--worker", choices=SYSTEMS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         worker(args)
@@ -196,23 +230,30 @@ def main() -> None:
         args.batch_size, args.batches, args.repeats = 2, 1, 1
     info = _common.machine_info()
     _common.print_machine(info)
-    results = [run(s, args.dali_python if s == "dali" else sys.executable, args) for s in args.systems.split(",")]
-    by_system = {r["system"]: r for r in results}
+    systems = args.systems.split(",")
+    results = []
+    for round_index in range(max(1, args.rounds)):
+        order = systems[round_index % len(systems):] + systems[:round_index % len(systems)]
+        for s in order:
+            result = run(s, args.dali_python if s == "dali" else sys.executable, args)
+            if args.rounds > 1:
+                result["round"] = round_index + 1
+            results.append(result)
+    medians = rounds_medians(results)
     rows = []
     for op in OPS:
         cells = [op]
-        rates = {}
-        for system in ("streamflow", "dali"):
-            entry = by_system.get(system, {}).get("ops", {}).get(op)
-            if entry is None or "error" in entry:
-                cells.append("-" if entry is None else "error")
-                continue
-            rates[system] = entry["rate_median"]
-            cells.append(f"{entry['rate_median']:.0f}")
-        cells.append(f"{rates['streamflow'] / rates['dali']:.2f}x" if len(rates) == 2 else "-")
+        for system in systems:
+            r = medians.get(system, {}).get(op)
+            cells.append("-" if r is None else f"{r:.0f}")
+        sf, dali = medians.get("streamflow", {}).get(op), medians.get("dali", {}).get(op)
+        cells.append(f"{sf / dali:.2f}x" if sf and dali else "-")
         rows.append(cells)
-    print(_common.format_table(["operator", "streamflow img/s", "DALI img/s", "streamflow / DALI"], rows))
-    base = by_system.get("streamflow", {}).get("numpy_blur")
+    print(_common.format_table(["operator", *(f"{s} img/s" for s in systems), "streamflow / DALI"], rows))
+    if args.rounds > 1:
+        print(f"(median of {args.rounds} rounds' medians)")
+    base = next((r.get("numpy_blur") for r in results if r.get("system") == "streamflow" and r.get("numpy_blur")),
+                None)
     if base:
         print(f"\nbaseline, plain numpy separable blur (sigma 2, one thread): {base['rate_median']:.0f} img/s")
     out = args.json or Path(__file__).parent / "results" / f"augment_ops-{_common.machine_tag()}.json"

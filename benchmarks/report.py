@@ -433,11 +433,33 @@ def audio_table(data: Json, stem: str) -> Part:
     return Part("\n\n".join(p for p in parts if p), behind, ", ".join(headline))
 
 
+def _augment_ops_by_system(records: list[Json]) -> dict[str, Json]:
+    """system -> op -> the median (over rounds) of the rounds' median rates and the best rate; errors kept."""
+    merged: dict[str, Json] = {}
+    for r in records:
+        for op, entry in (r.get("ops") or {}).items():
+            slot = merged.setdefault(str(r.get("system")), {}).setdefault(op, {"medians": [], "best": [], "error": False})
+            t = timing_of(entry) if isinstance(entry, dict) else None
+            if t is None:
+                slot["error"] = True
+            else:
+                slot["medians"].append(t["rate_median"])
+                slot["best"].append(t["rate_best"])
+    return {s: {op: ({"rate_median": statistics.median(v["medians"]), "rate_best": max(v["best"])}
+                     if v["medians"] else {"error": True}) for op, v in ops.items()}
+            for s, ops in merged.items()}
+
+
 def augment_table(data: Json, stem: str) -> Part:
-    """augment_ops results: per system {ops: {op: timing | {"error"}}}, plus streamflow's numpy blur baseline."""
-    by = {r.get("system"): r for r in data.get("results", []) if isinstance(r, dict)}
-    sf_ops: Json = (by.get("streamflow") or {}).get("ops") or {}
-    dali_ops: Json = (by.get("dali") or {}).get("ops") or {}
+    """augment_ops results: per system (and round, with ``--rounds``) {ops: {op: timing | {"error"}}}, plus
+    streamflow's numpy blur baseline; ``streamflow-ref`` (another checkout) as an extra column."""
+    records = [r for r in data.get("results", []) if isinstance(r, dict)]
+    by = {r.get("system"): r for r in records}
+    merged = _augment_ops_by_system(records)
+    rounds = max((int(r.get("round", 1)) for r in records), default=1)
+    sf_ops: Json = merged.get("streamflow") or {}
+    dali_ops: Json = merged.get("dali") or {}
+    ref_ops: Json | None = merged.get("streamflow-ref")
     rows, slow = [], []
     for op in list(dict.fromkeys([*sf_ops, *dali_ops])):
         cells: list[Any] = [op]
@@ -451,15 +473,28 @@ def augment_table(data: Json, stem: str) -> Part:
             rates[name] = t["rate_median"]
             cells += [rate(t["rate_median"]), rate(t["rate_best"])]
         cells.append(ratio(rates.get("streamflow"), rates.get("dali")))
+        if ref_ops is not None:
+            ref = timing_of(ref_ops.get(op) or {})
+            cells += [rate(ref["rate_median"]) if ref else "-",
+                      ratio(rates.get("streamflow"), ref["rate_median"] if ref else None)]
         rows.append(cells)
         if len(rates) == 2 and rates["streamflow"] < rates["dali"]:
             slow.append(f"{op} {rates['streamflow'] / rates['dali']:.2f}x "
                         f"({rate(rates['streamflow'])} vs {rate(rates['dali'])})")
+    headers = ["operator", "streamflow img/s median", "best", "DALI img/s median", "best", "streamflow / DALI"]
+    if ref_ops is not None:
+        headers += ["streamflow-ref img/s median", "streamflow / ref"]
     parts = [config_line(data.get("config", {}), skip=("json", "quick", "dali_python")),
-             md_table(["operator", "streamflow img/s median", "best", "DALI img/s median", "best",
-                       "streamflow / DALI"], rows),
+             md_table(headers, rows),
              "`not run`: the benchmark does not run that operator on that system (DALI 2.4 has "
              "`median_blur` on the GPU only)."]
+    if rounds > 1:
+        parts.append(f"{rounds} rounds, each starting with another system; a median is the median of the "
+                     "rounds' medians, a best the best epoch of all rounds.")
+    if ref_ops is not None:
+        ref_root = next((r.get("ref_root") for r in records if r.get("ref_root")), "another checkout")
+        parts.append(f"`streamflow-ref`: the streamflow package of `{ref_root}` in the same runs "
+                     "(the code before the change being measured).")
     for system, r in by.items():
         if "skipped" in r or "error" in r:
             parts.append(f"- {system}: {r.get('skipped') or r.get('error')}")

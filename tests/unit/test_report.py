@@ -14,6 +14,7 @@ import importlib.util
 import json
 import re
 import shutil
+import statistics
 import sys
 from pathlib import Path
 from typing import Any
@@ -115,19 +116,28 @@ def test_detection_pipeline() -> None:
             assert f"{x:.2f}x the throughput of DALI" in part.behind[0]
 
 
+def _augment_median(records: list[dict[str, Any]], system: str, op: str) -> float | None:
+    """The median over rounds of one system's median rate for ``op`` (one round: that round's)."""
+    values = [r["ops"][op]["rate_median"] for r in records
+              if r.get("system") == system and "rate_median" in (r.get("ops") or {}).get(op, {})]
+    return statistics.median(values) if values else None
+
+
 def test_augment_ops() -> None:
     for path, data in committed("augment_ops"):
         part = render("augment_ops", data, path.stem)
-        sf, dali = ({r["system"]: r for r in data["results"]}[s]["ops"] for s in ("streamflow", "dali"))
+        records = data["results"]
+        sf_ops = dict.fromkeys(op for r in records if r.get("system") == "streamflow" for op in r.get("ops", {}))
         rows = {r[0]: r for r in table_rows(part.text)}
         slower = []
-        for op, t in sf.items():
+        for op in sf_ops:
             assert op in rows
-            if op not in dali:
+            dali = _augment_median(records, "dali", op)
+            if dali is None:
                 assert rows[op][3] == "not run"
                 continue
-            x = t["rate_median"] / dali[op]["rate_median"]
-            assert rows[op][-1] == f"{x:.2f}x"
+            x = _augment_median(records, "streamflow", op) / dali
+            assert rows[op][5] == f"{x:.2f}x"
             if x < 1:
                 slower.append(f"{op} {x:.2f}x")
         if slower:
@@ -136,6 +146,29 @@ def test_augment_ops() -> None:
         else:
             assert not part.behind
         assert "numpy separable Gaussian blur" in part.text
+
+
+def test_augment_ops_rounds_and_reference_checkout() -> None:
+    def record(system: str, round_: int, rates: dict[str, float]) -> dict[str, Any]:
+        ops = {op: {"rate_median": v, "rate_best": v + 1} for op, v in rates.items()}
+        return {"system": system, "round": round_, "ops": ops, **({"ref_root": "/ref"} if "ref" in system else {})}
+
+    data = {"benchmark": "augment_ops", "config": {"rounds": 3}, "results": [
+        record("streamflow", 1, {"a": 100, "b": 10}), record("streamflow-ref", 1, {"a": 50, "b": 10}),
+        record("dali", 1, {"a": 80, "b": 20}),
+        record("dali", 2, {"a": 90, "b": 30}), record("streamflow", 2, {"a": 120, "b": 12}),
+        record("streamflow-ref", 2, {"a": 40, "b": 8}),
+        record("streamflow-ref", 3, {"a": 60, "b": 9}), record("dali", 3, {"a": 100, "b": 10}),
+        record("streamflow", 3, {"a": 80, "b": 14}),
+    ]}
+    part = render("augment_ops", data)
+    rows = {r[0]: r for r in table_rows(part.text)}
+    rate = report.rate  # medians of the 3 rounds, bests of all
+    assert rows["a"][1:] == [rate(100), rate(121), rate(90), rate(101), "1.11x", rate(50), "2.00x"]
+    assert rows["b"][5] == "0.60x" and rows["b"][6:] == [rate(9), "1.33x"]
+    assert "3 rounds" in part.text and "`/ref`" in part.text
+    (line,) = part.behind
+    assert "b 0.60x" in line and "1 of 2" in line
 
 
 def test_audio_pipeline() -> None:
