@@ -91,8 +91,7 @@ class Server:
             "--batches-in-flight", str(args.batches_in_flight),
             "--model", args.model,
         ]
-        if args.dispatch_when_idle:
-            cmd.append("--dispatch-when-idle")
+        cmd += ["--dispatch-when-idle", args.dispatch_when_idle]
         self.cmd = cmd
         self._log = open(log_path, "wb")
         env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -365,7 +364,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--threads", type=int, default=2, help="streamflow CPU threads in the server")
     ap.add_argument("--torch-threads", type=int, default=1)
     ap.add_argument("--batches-in-flight", type=int, default=2)
-    ap.add_argument("--dispatch-when-idle", action="store_true", help="server flag: no max_delay wait when idle")
+    ap.add_argument("--dispatch-when-idle", choices=("auto", "on", "off"), default="auto",
+                    help="server flag: a partial batch leaves at once when the pipeline is idle (auto: at low load)")
     ap.add_argument("--model", choices=("fc", "conv"), default="fc", help="the example server's model")
     ap.add_argument("--images", type=int, default=256, help="distinct JPEGs sent")
     ap.add_argument("--modes", default="batched,baseline")

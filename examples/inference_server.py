@@ -128,7 +128,7 @@ def make_app(args: argparse.Namespace):
         max_delay=args.max_delay_ms / 1000.0,
         max_queue=args.max_queue,
         max_batches_in_flight=args.batches_in_flight,
-        dispatch_when_idle=args.dispatch_when_idle,
+        dispatch_when_idle={"on": True, "off": False}.get(args.dispatch_when_idle, "auto"),
         postprocess=Classifier(args.model, args.max_batch_size),
         pipeline_args={"num_threads": args.threads},
     )
@@ -208,7 +208,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--max-delay-ms", type=float, default=5.0, help="longest wait for a batch to fill")
     ap.add_argument("--max-queue", type=int, default=1024, help="waiting requests before 503")
     ap.add_argument("--batches-in-flight", type=int, default=2)
-    ap.add_argument("--dispatch-when-idle", action="store_true", help="no max_delay wait when the pipeline is idle")
+    ap.add_argument("--dispatch-when-idle", choices=("auto", "on", "off"), default="auto",
+                    help="a partial batch leaves at once when the pipeline is idle: auto (at low load), on, off")
     ap.add_argument("--threads", type=int, default=2, help="streamflow CPU threads")
     ap.add_argument("--torch-threads", type=int, default=1, help="torch intra-op threads")
     ap.add_argument("--max-body-mb", type=int, default=16)

@@ -22,9 +22,11 @@ How a batch forms: the batcher owns the pipeline's ``fn.external_source``.
 When the pipeline asks for its next batch, the batcher waits until
 ``max_batch_size`` requests are waiting or the oldest waiting request has
 waited ``max_delay`` seconds, whichever comes first, and hands over up to
-``max_batch_size`` requests. At most ``max_batches_in_flight`` batches are
-inside the pipeline (and ``postprocess``) at once; while they are busy,
-requests keep arriving, so batches grow with the load.
+``max_batch_size`` requests; when nothing is in the pipeline and the load
+is low, a partial batch leaves at once (``dispatch_when_idle``). At most
+``max_batches_in_flight`` batches are inside the pipeline (and
+``postprocess``) at once; while they are busy, requests keep arriving, so
+batches grow with the load.
 
 Life of a request::
 
@@ -84,6 +86,11 @@ LATENCY_WINDOW = 10_000
 
 # How the batcher's external source names its samples (ExternalSource.read_batch).
 _SOURCE_NAME = "serve"
+# dispatch_when_idle="auto": at or above this mean fill of the latest batches
+# the load is high enough that waiting max_delay fills batches.
+AUTO_WAIT_FILL = 0.5
+# Weight of the newest batch in that mean (about the last 4 batches count).
+FILL_SMOOTHING = 0.25
 
 
 @dataclass(frozen=True)
@@ -235,10 +242,15 @@ class DynamicBatcher:
             ``submit`` returns. Use it to run the model on the whole batch. A
             plain function runs on a dedicated thread (one batch at a time);
             an ``async def`` is awaited on the event loop.
-        dispatch_when_idle: send a partial batch at once, without waiting for
-            ``max_delay``, when no batch is in the pipeline or ``postprocess``
-            (lowest latency at low load; under load the pipeline is busy and
-            batches fill as usual). Default off: ``max_delay`` always applies.
+        dispatch_when_idle: whether a partial batch leaves at once, without
+            waiting for ``max_delay``, when no batch is in the pipeline or
+            ``postprocess``. ``"auto"`` (default): yes while the latest
+            batches were less than half full (low load: a request would wait
+            for company that does not come), no once they are at least half
+            full (high load: waiting fills the batches and the model's cost
+            per request falls). ``True``: always (lowest latency at low load,
+            smaller batches at high load). ``False``: never, ``max_delay``
+            always applies.
         num_inputs: inputs per request (``submit(a, b)`` for 2).
         drain_timeout: how long [s] ``aclose()`` lets the waiting and
             in-flight requests finish before failing the rest.
@@ -264,7 +276,7 @@ class DynamicBatcher:
         max_queue: int = 1024,
         max_batches_in_flight: int = 2,
         postprocess: Callable[[tuple[Any, ...]], Sequence[Any]] | None = None,
-        dispatch_when_idle: bool = False,
+        dispatch_when_idle: bool | str = "auto",
         num_inputs: int = 1,
         drain_timeout: float = 30.0,
         pipeline_args: dict[str, Any] | None = None,
@@ -283,6 +295,8 @@ class DynamicBatcher:
             raise PipelineDefinitionError(f"max_delay must be a finite number of seconds >= 0, got {max_delay!r}")
         if not (isinstance(drain_timeout, (int, float)) and drain_timeout >= 0):
             raise PipelineDefinitionError(f"drain_timeout must be a number of seconds >= 0, got {drain_timeout!r}")
+        if dispatch_when_idle not in (True, False, "auto"):
+            raise PipelineDefinitionError(f"dispatch_when_idle must be True, False or 'auto', got {dispatch_when_idle!r}")
         if postprocess is not None and not callable(postprocess):
             raise PipelineDefinitionError(f"postprocess must be callable, got {type(postprocess).__name__}")
         pipeline_args = dict(pipeline_args or {})
@@ -299,7 +313,10 @@ class DynamicBatcher:
         self.max_batches_in_flight = max_batches_in_flight
         self.postprocess = postprocess
         self.num_inputs = num_inputs
-        self.dispatch_when_idle = bool(dispatch_when_idle)
+        self.dispatch_when_idle: bool | str = dispatch_when_idle
+        # "auto": moving average of how full the latest batches were (0..1);
+        # it starts at 0, so a fresh batcher answers its first requests at once.
+        self._fill = 0.0
         self.drain_timeout = float(drain_timeout)
         self.pipeline_args = pipeline_args
         self._post_is_async = postprocess is not None and inspect.iscoroutinefunction(postprocess)
@@ -518,11 +535,18 @@ class DynamicBatcher:
         gen.inflight[info.iteration] = batch
         self._batches += 1
         self._batch_sizes[len(batch)] += 1
+        self._fill += FILL_SMOOTHING * (len(batch) / self.max_batch_size - self._fill)
         for req in batch:
             req.attempts += 1
         if self.num_inputs == 1:
             return [req.inputs[0] for req in batch]
         return tuple([req.inputs[k] for req in batch] for k in range(self.num_inputs))
+
+    def _dispatch_when_idle_now(self) -> bool:
+        """Whether a partial batch may leave now that the pipeline is idle."""
+        if self.dispatch_when_idle == "auto":
+            return self._fill < AUTO_WAIT_FILL
+        return bool(self.dispatch_when_idle)
 
     async def _form_batch(self, gen: _Generation) -> list[_Request] | None:
         """Wait for a full batch or the oldest request's deadline; take the batch."""
@@ -543,7 +567,7 @@ class DynamicBatcher:
                 return group
             if len(waiting) >= self.max_batch_size or self._draining:
                 break
-            if self.dispatch_when_idle and not gen.inflight:
+            if not gen.inflight and self._dispatch_when_idle_now():
                 break
             remaining = head.submitted_at + self.max_delay - time.perf_counter()
             if remaining <= 0:
@@ -582,7 +606,7 @@ class DynamicBatcher:
                     self._fail(req, PipelineError(f"internal error while answering: {type(exc).__name__}: {exc}"))
             gen.inflight.pop(batch.batch_index, None)
             gen.slots.release()
-            if self.dispatch_when_idle and not gen.inflight and self._wakeup is not None:
+            if self.dispatch_when_idle is not False and not gen.inflight and self._wakeup is not None:
                 self._wakeup.set()  # idle now: a waiting partial batch may go
 
     async def _deliver(self, batch: Any, reqs: list[_Request]) -> None:

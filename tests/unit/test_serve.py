@@ -22,7 +22,13 @@ import pytest
 
 import streamflow as sf
 from streamflow import fn
-from streamflow.errors import OverloadedError, PipelineClosedError, PipelineError, SampleError
+from streamflow.errors import (
+    OverloadedError,
+    PipelineClosedError,
+    PipelineDefinitionError,
+    PipelineError,
+    SampleError,
+)
 from streamflow.serve import BatcherStats, DynamicBatcher
 
 Image = pytest.importorskip("PIL.Image")
@@ -116,7 +122,7 @@ def test_delay_trigger_sends_a_partial_batch_after_max_delay():
     delay = 0.2
 
     async def main():
-        async with DynamicBatcher(preprocess, max_batch_size=64, max_delay=delay) as b:
+        async with DynamicBatcher(preprocess, dispatch_when_idle=False, max_batch_size=64, max_delay=delay) as b:
             began = time.perf_counter()
             results = await asyncio.gather(*(b.submit(x) for x in GOOD[:3]))
             return results, time.perf_counter() - began, b.stats()
@@ -258,7 +264,7 @@ def test_an_input_of_the_wrong_kind_fails_only_its_request(monkeypatch):
 
 def test_cancelled_waiting_request_leaves_the_queue():
     async def main():
-        async with DynamicBatcher(preprocess, max_batch_size=8, max_delay=30.0) as b:
+        async with DynamicBatcher(preprocess, dispatch_when_idle=False, max_batch_size=8, max_delay=30.0) as b:
             task = asyncio.create_task(b.submit(GOOD[0]))
             await asyncio.sleep(0.05)
             assert b.stats().queue_length == 1
@@ -333,7 +339,7 @@ def test_cancelling_many_clients_leaks_nothing():
 
 def test_overload_is_refused_at_once():
     async def main():
-        async with DynamicBatcher(preprocess, max_batch_size=64, max_delay=0.3, max_queue=3) as b:
+        async with DynamicBatcher(preprocess, dispatch_when_idle=False, max_batch_size=64, max_delay=0.3, max_queue=3) as b:
             waiting = [asyncio.create_task(b.submit(GOOD[i])) for i in range(3)]
             await asyncio.sleep(0.01)
             began = time.perf_counter()
@@ -373,7 +379,7 @@ def test_close_drains_requests_in_flight():
 
 def test_close_without_drain_answers_everyone_with_an_error():
     async def main():
-        b = DynamicBatcher(preprocess, max_batch_size=4, max_delay=30.0)
+        b = DynamicBatcher(preprocess, dispatch_when_idle=False, max_batch_size=4, max_delay=30.0)
         await b.start()
         tasks = [asyncio.create_task(b.submit(GOOD[i % 8])) for i in range(6)]
         await asyncio.sleep(0.01)
@@ -592,6 +598,37 @@ def test_dispatch_when_idle_skips_the_delay_at_low_load():
     first, took = run(main())
     np.testing.assert_array_equal(first, REFERENCE[0])
     assert took < 2.5  # not the 5 s max_delay
+
+
+def test_dispatch_when_idle_auto_waits_only_once_batches_fill():
+    """Default "auto": at once while batches are small; max_delay once they are at least half full."""
+
+    async def timed(b, *jpegs):
+        began = time.perf_counter()
+        results = await asyncio.gather(*(b.submit(j) for j in jpegs))
+        return results, time.perf_counter() - began
+
+    async def main():
+        async with DynamicBatcher(preprocess, max_batch_size=8, max_delay=0.6) as b:
+            assert b.dispatch_when_idle == "auto"
+            _, alone = await timed(b, GOOD[0])            # low load: no wait
+            for _ in range(3):                             # high load: full batches
+                await timed(b, *GOOD)
+            (late,), waited = await timed(b, GOOD[1])      # now a lone request waits for company
+            _, alone_again = await timed(b, GOOD[2])       # one small batch later: at once again
+            return alone, late, waited, alone_again, b.stats()
+
+    alone, late, waited, alone_again, stats = run(main())
+    np.testing.assert_array_equal(late, REFERENCE[1])
+    assert alone < 0.4 and alone_again < 0.4
+    assert waited >= 0.5  # the 0.6 s max_delay (minus timer slack)
+    assert stats.batch_size_histogram == {1: 3, 8: 3}
+
+
+@pytest.mark.parametrize("value", ["yes", None, 1.5])
+def test_dispatch_when_idle_rejects_other_values(value):
+    with pytest.raises(PipelineDefinitionError, match="dispatch_when_idle"):
+        DynamicBatcher(preprocess, dispatch_when_idle=value)
 
 
 # --- the benchmark's own helpers (the full run needs aiohttp/torch and minutes) ------
