@@ -294,18 +294,12 @@ class SequenceDecode(Operator):
         return out
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
-        out: list[Any] = []
-        for row, request in enumerate(chunk.inputs[0]):
+        def decode(row: int, request: Any) -> np.ndarray:
             if not isinstance(request, SequenceRequest):
-                chunk.fail(row, SampleError(f"{self.name}: expected the reader's sequence requests"))
-                out.append(None)
-                continue
-            try:
-                out.append(self.decode_one(chunk, row, request))
-            except SampleError as err:
-                chunk.fail(row, err)
-                out.append(None)
-        return [out]
+                raise SampleError(f"{self.name}: expected the reader's sequence requests")
+            return self.decode_one(chunk, row, request)
+
+        return [chunk.each_sample(decode)]
 
     def layout(self, index: int) -> str:
         return "FHWC"
