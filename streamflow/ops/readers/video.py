@@ -331,6 +331,13 @@ def _outputs(reader: VideoReader, decode: SequenceDecode, device: Device) -> Dat
     return (video_node, *outputs[1:])
 
 
+def _rgb_or_ycbcr(image_type: ImageType | str, op: str) -> ImageType:
+    kind = parse_image_type(image_type)
+    if kind not in (ImageType.RGB, ImageType.YCbCr):
+        raise PipelineDefinitionError(f"{op}: image_type must be RGB or YCbCr, got {kind.name}")
+    return kind
+
+
 def _check_sizes(op: str, sequence_length: int, stride: int) -> None:
     if sequence_length < 1:
         raise PipelineDefinitionError(f"{op}: sequence_length must be >= 1, got {sequence_length}")
@@ -410,9 +417,7 @@ def video(
     out_dtype = parse_dtype(dtype)
     if out_dtype not in (DataType.UINT8, DataType.FLOAT):
         raise PipelineDefinitionError(f"{op}: dtype must be UINT8 or FLOAT, got {out_dtype.name}")
-    kind = parse_image_type(image_type)
-    if kind not in (ImageType.RGB, ImageType.YCbCr):
-        raise PipelineDefinitionError(f"{op}: image_type must be RGB or YCbCr, got {kind.name}")
+    kind = _rgb_or_ycbcr(image_type, op)
     frame_num = _frame_num_policy(enable_frame_num, op)
     has_labels = labels is not None or bool(file_root) or bool(file_list)
     can_number = bool(file_list) or (bool(filenames) and labels is not None)
@@ -502,9 +507,7 @@ def experimental_video(
         raise PipelineDefinitionError(f"{op}: file_list_rounding must be one of {sorted(_ROUNDING)}, got {file_list_rounding!r}")
     if labels is not None and filenames and len(labels) != (1 if isinstance(filenames, str) else len(filenames)):
         raise PipelineDefinitionError(f"{op}: give one label per file ({len(labels)} labels)")
-    kind = parse_image_type(image_type)
-    if kind not in (ImageType.RGB, ImageType.YCbCr):
-        raise PipelineDefinitionError(f"{op}: image_type must be RGB or YCbCr, got {kind.name}")
+    kind = _rgb_or_ycbcr(image_type, op)
     entries = _list_entries(op, filenames=filenames, labels=labels, file_root=file_root, file_list=file_list)
     up_start, up_end = _ROUNDING[file_list_rounding]
     plan = SequencePlan(
