@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import abc
 import os
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -26,7 +26,9 @@ from ...operator import SourceBatch
 from ...sharding import ShardSpec
 from .list_source import ListSource
 
-__all__ = ["RecordReader", "as_list", "check_index_count"]
+__all__ = ["RecordReader", "as_list", "check_index_count", "read_index_file", "scan_file"]
+
+T = TypeVar("T")
 
 
 def as_list(value: str | Sequence[str] | None, what: str, reader: str) -> list[str]:
@@ -48,6 +50,31 @@ def check_index_count(paths: list[str], index_paths: list[str], reader: str, pat
             f"{reader}: {len(paths)} {path_arg} but {len(index_paths)} {index_arg}; give one index file per "
             f"data file (same order), or no {index_arg} to index the files when the pipeline is defined"
         )
+
+
+def read_index_file(index_path: str, reader: str, index_arg: str, parse: Callable[[str, str], T],
+                    error: type[ValueError]) -> T:
+    """``parse(text, index_path)`` of an index file; an ``error`` (malformed index) names ``reader``."""
+    text = storage.read_text(index_path, f"{reader}: cannot read {index_arg}")
+    try:
+        return parse(text, index_path)
+    except error as e:
+        raise PipelineDefinitionError(f"{reader}: {e}") from None
+
+
+def scan_file(path: str, reader: str, scan: Callable[[Callable[[int, int], bytes], int, str], T],
+              error: type[ValueError]) -> T:
+    """``scan(read, size, path)`` over the byte ranges of a data file that has no index file.
+
+    An ``error`` (not the expected format) names ``reader``; the file is closed either way.
+    """
+    source = storage.open_range_reader(path, f"{reader}: cannot open")
+    try:
+        return scan(source.read, source.size, path)
+    except error as e:
+        raise PipelineDefinitionError(f"{reader}: {e}") from None
+    finally:
+        source.close()
 
 
 class RecordReader(ListSource):
