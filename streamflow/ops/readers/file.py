@@ -17,17 +17,16 @@ from __future__ import annotations
 import fnmatch
 import os
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
-from ...errors import PipelineDefinitionError, ReadError, SampleError
+from ...errors import PipelineDefinitionError, ReadError
 from ...graph import DataNode, add_node
 from ...io import remote, storage
 from ...operator import SourceBatch
 from ...sharding import ShardSpec
 from ..arguments import READER, fn_function
-from .list_source import ListSource
+from .list_source import ListSource, split_read_errors
 
 __all__ = ["DEFAULT_FILE_FILTERS", "FileReader", "file", "list_file_root", "parse_file_list", "walk_files"]
 
@@ -209,14 +208,7 @@ class FileReader(ListSource):
         assert self._io is not None
         paths = [self.paths[i] for i in items]
         contents = await self.storage.read_files(self._io, paths)
-        data: list[Any] = []
-        failures: dict[int, SampleError] = {}
-        for row, content in enumerate(contents):
-            if isinstance(content, ReadError):
-                failures[row] = content
-                data.append(None)
-            else:
-                data.append(np.frombuffer(content, dtype=np.uint8))
+        data, failures = split_read_errors(contents, lambda content: np.frombuffer(content, dtype=np.uint8))
         labels = [self.labels[i : i + 1] for i in items]
         return SourceBatch(outputs=[data, labels], sample_ids=ids, sources=paths, failures=failures)
 

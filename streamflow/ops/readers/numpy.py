@@ -57,7 +57,7 @@ from ...sharding import ShardSpec
 from ...types import Device, OutOfBoundsPolicy, parse_device
 from ..arguments import READER, fn_function
 from .file import walk_files
-from .list_source import ListSource
+from .list_source import ListSource, split_read_errors
 
 __all__ = ["PER_SAMPLE_ROI_ARGUMENTS", "NumpyReader", "NumpyRegionRead", "list_npy_files", "numpy"]
 
@@ -206,14 +206,7 @@ class NumpyReader(ListSource):
             return SourceBatch(outputs=[list(paths)], sample_ids=ids, sources=sources)
         # every file of the batch at once; read_npy runs the blocking reads on the I/O pool
         results = await asyncio.gather(*(self._read_one(p) for p in paths))
-        data: list[Any] = []
-        failures: dict[int, SampleError] = {}
-        for row, value in enumerate(results):
-            if isinstance(value, ReadError):
-                failures[row] = value
-                data.append(None)
-            else:
-                data.append(value)
+        data, failures = split_read_errors(results)
         return SourceBatch(outputs=[data], sample_ids=ids, sources=sources, failures=failures)
 
 
