@@ -36,6 +36,7 @@ from .coco_annotations import (
     save_preprocessed,
 )
 from .coco_masks import pixelwise_mask
+from .file import check_folder
 from .list_source import ListSource, split_read_errors
 
 __all__ = ["CocoReader", "coco"]
@@ -188,8 +189,7 @@ def coco(
     if file_root is None:
         raise PipelineDefinitionError("readers.coco: file_root (the folder of the images) is required")
     root = os.fsdecode(file_root)
-    if not os.path.isdir(root):
-        raise PipelineDefinitionError(f"readers.coco: file_root {root!r} is not a directory")
+    check_folder(root, "readers.coco")
     if isinstance(images, str):
         images = [images]
     if preprocessed:

@@ -56,7 +56,7 @@ from ...operator import Chunk, Operator, SourceBatch
 from ...sharding import ShardSpec
 from ...types import Device, OutOfBoundsPolicy, parse_device
 from ..arguments import READER, fn_function
-from .file import walk_files
+from .file import check_folder, walk_files
 from .list_source import ListSource, split_read_errors
 
 __all__ = ["PER_SAMPLE_ROI_ARGUMENTS", "NumpyReader", "NumpyRegionRead", "list_npy_files", "numpy"]
@@ -87,8 +87,7 @@ def list_npy_files(
         raise PipelineDefinitionError("readers.numpy needs file_root or files")
     if storage.is_url(root):
         return _list_url_files(root, file_filter)
-    if not os.path.isdir(root):
-        raise PipelineDefinitionError(f"readers.numpy: file_root {root!r} is not a directory")
+    check_folder(root, "readers.numpy")
     if not isinstance(file_filter, str) or not file_filter:
         raise PipelineDefinitionError(
             f"readers.numpy: file_filter must be a glob pattern such as '*.npy', got {file_filter!r}"

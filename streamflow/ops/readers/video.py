@@ -42,7 +42,7 @@ from ...sharding import ShardSpec
 from ...types import DataType, Device, ImageType, parse_device, parse_dtype, parse_image_type
 from ..arguments import READER, fn_function
 from ..decoders.video import check_fill_value, pad_frames, parse_pad_mode
-from .file import walk_files
+from .file import read_list_lines, sub_folders, walk_files
 from .list_source import ListSource
 
 __all__ = ["SequenceDecode", "SequenceRequest", "VideoFileWarning", "VideoReader", "experimental_video", "video"]
@@ -102,9 +102,7 @@ def _list_entries(op: str, *, filenames: Sequence[str] | None, labels: Sequence[
         raise PipelineDefinitionError(f"{op}: labels go with filenames only")
     if file_root:
         root = os.fsdecode(file_root)
-        if not os.path.isdir(root):
-            raise PipelineDefinitionError(f"{op}: file_root {root!r} is not a directory")
-        classes = sorted(e.name for e in os.scandir(root) if e.is_dir())
+        classes = sub_folders(root, op)
         entries = [_Entry(p, label) for label, c in enumerate(classes) for p in walk_files(os.path.join(root, c), ["*"], True)]
         if not entries:
             raise PipelineDefinitionError(f"{op}: no files under {root!r}; file_root expects one sub-folder per class")
@@ -114,11 +112,7 @@ def _list_entries(op: str, *, filenames: Sequence[str] | None, labels: Sequence[
 
 
 def _parse_file_list(op: str, file_list: str) -> list[_Entry]:
-    try:
-        with open(file_list, encoding="utf-8", errors="surrogateescape") as f:
-            lines = f.read().splitlines()
-    except OSError as err:
-        raise PipelineDefinitionError(f"{op}: cannot read file_list {file_list!r}: {err.strerror or err}") from None
+    lines = read_list_lines(file_list, op)
     base = os.path.dirname(os.path.abspath(file_list))
     entries = []
     for number, line in enumerate(lines, start=1):
