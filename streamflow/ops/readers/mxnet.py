@@ -90,10 +90,8 @@ def mxnet(
     """
     spec = ShardSpec.for_reader(shard_id, num_shards, stick_to_shard=stick_to_shard, pad_last_batch=pad_last_batch,
                                 random_shuffle=random_shuffle, initial_fill=initial_fill)
-    paths = as_list(path, "path", "readers.mxnet")  # type: ignore[arg-type]
-    if not paths:
-        raise PipelineDefinitionError("readers.mxnet: path lists no RecordIO files")
-    indexes = as_list(index_path, "index_path", "readers.mxnet")  # type: ignore[arg-type]
+    paths = as_list(path, "path", "readers.mxnet", required="RecordIO files")
+    indexes = as_list(index_path, "index_path", "readers.mxnet")
     if len(indexes) > 1:
         raise PipelineDefinitionError(
             f"readers.mxnet: index_path must name one .idx file (offsets across all of path), got {len(indexes)}"

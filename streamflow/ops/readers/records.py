@@ -31,15 +31,24 @@ __all__ = ["RecordReader", "as_list", "check_index_count", "read_index_file", "s
 T = TypeVar("T")
 
 
-def as_list(value: str | Sequence[str] | None, what: str, reader: str) -> list[str]:
-    """A ``str or list of str`` argument as a list of paths (``os.PathLike`` accepted)."""
+def as_list(value: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None, what: str, reader: str,
+            *, required: str | None = None) -> list[str]:
+    """A ``str or list of str`` argument as a list of paths (``os.PathLike`` accepted).
+
+    With ``required`` (what the paths name, e.g. ``"TFRecord files"``), an empty list is an error.
+    """
+    items: Sequence[Any]
     if value is None:
-        return []
-    if isinstance(value, (str, bytes)) or hasattr(value, "__fspath__"):
-        value = [value]  # type: ignore[list-item]
-    out = [os.fsdecode(v) for v in value]
+        items = []
+    elif isinstance(value, (str, bytes)) or hasattr(value, "__fspath__"):
+        items = [value]
+    else:
+        items = value
+    out = [os.fsdecode(v) for v in items]
     if any(not p for p in out):
         raise PipelineDefinitionError(f"{reader}: {what} has an empty path")
+    if required is not None and not out:
+        raise PipelineDefinitionError(f"{reader}: {what} lists no {required}")
     return out
 
 

@@ -127,10 +127,8 @@ def tfrecord(
     """
     spec = ShardSpec.for_reader(shard_id, num_shards, stick_to_shard=stick_to_shard, pad_last_batch=pad_last_batch,
                                 random_shuffle=random_shuffle, initial_fill=initial_fill)
-    paths = as_list(path, "path", "readers.tfrecord")  # type: ignore[arg-type]
-    if not paths:
-        raise PipelineDefinitionError("readers.tfrecord: path lists no TFRecord files")
-    index_paths = as_list(index_path, "index_path", "readers.tfrecord")  # type: ignore[arg-type]
+    paths = as_list(path, "path", "readers.tfrecord", required="TFRecord files")
+    index_paths = as_list(index_path, "index_path", "readers.tfrecord")
     check_index_count(paths, index_paths, "readers.tfrecord", "path", "index_path")
     feats = _check_features(features)
     reader = TFRecordReader(paths, index_paths, feats, shard=spec, seed=seed, name=name)

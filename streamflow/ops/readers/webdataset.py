@@ -178,10 +178,8 @@ def webdataset(
     """
     spec = ShardSpec.for_reader(shard_id, num_shards, stick_to_shard=stick_to_shard, pad_last_batch=pad_last_batch,
                                 random_shuffle=random_shuffle, initial_fill=initial_fill)
-    archives = as_list(paths, "paths", "readers.webdataset")  # type: ignore[arg-type]
-    if not archives:
-        raise PipelineDefinitionError("readers.webdataset: paths lists no archives")
-    indexes = as_list(index_paths, "index_paths", "readers.webdataset")  # type: ignore[arg-type]
+    archives = as_list(paths, "paths", "readers.webdataset", required="archives")
+    indexes = as_list(index_paths, "index_paths", "readers.webdataset")
     check_index_count(archives, indexes, "readers.webdataset", "paths", "index_paths")
     sets = _ext_sets(ext, case_sensitive_extensions)
     behavior = missing_component_behavior.lower() or "empty"
