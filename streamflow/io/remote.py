@@ -196,7 +196,10 @@ def classify(error: BaseException) -> str | None:
     return f"{name}: {error}"
 
 
-def _delay(conf: RemoteSettings, attempt: int) -> float:
+def _retry_delay(url: str, conf: RemoteSettings, error: Exception, attempt: int) -> float:
+    """The back-off before retrying a transient ``error`` (0-based ``attempt``); the final ``ReadError`` otherwise."""
+    if classify(error) is not None or attempt >= conf.retries:
+        raise _final_error(url, error, attempt + 1) from None
     return float(min(conf.max_retry_delay, conf.retry_delay * 2**attempt))
 
 
@@ -219,9 +222,7 @@ async def retrying(url: str, conf: RemoteSettings, call: Callable[[], Awaitable[
         except ReadError:
             raise
         except Exception as e:
-            if classify(e) is not None or attempt >= conf.retries:
-                raise _final_error(url, e, attempt + 1) from None
-            await asyncio.sleep(_delay(conf, attempt))
+            await asyncio.sleep(_retry_delay(url, conf, e, attempt))
             attempt += 1
 
 
@@ -234,9 +235,7 @@ def retrying_sync(url: str, conf: RemoteSettings, call: Callable[[], T]) -> T:
         except ReadError:
             raise
         except Exception as e:
-            if classify(e) is not None or attempt >= conf.retries:
-                raise _final_error(url, e, attempt + 1) from None
-            time.sleep(_delay(conf, attempt))
+            time.sleep(_retry_delay(url, conf, e, attempt))
             attempt += 1
 
 

@@ -19,15 +19,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .protowire import (
-    FIXED32,
     LEN,
     VARINT,
     ProtoError,
     fields,
-    packed_fixed32,
-    packed_varints,
+    repeated_float32,
+    repeated_varints,
     to_int32,
-    to_int64,
 )
 
 __all__ = ["Datum", "Tensor", "parse_datum", "parse_tensor_protos"]
@@ -94,27 +92,17 @@ def _tensor(buf: memoryview) -> Tensor:
     t = Tensor()
     for number, wire, value in fields(buf):
         if number == 1:
-            if wire == LEN:
-                t.dims.extend(to_int64(v) for v in packed_varints(value))  # type: ignore[arg-type]
-            else:
-                t.dims.append(to_int64(value))  # type: ignore[arg-type]
+            t.dims.extend(repeated_varints(wire, value))
         elif number == 2 and wire == VARINT:
             t.data_type = int(value)
         elif number == 3:
-            if wire == LEN:
-                t.float_data.append(packed_fixed32(value))  # type: ignore[arg-type]
-            elif wire == FIXED32:
-                t.float_data.append(np.array([value], np.uint32).view(np.float32))
+            floats = repeated_float32(wire, value)
+            if floats is not None:
+                t.float_data.append(floats)
         elif number == 4:
-            if wire == LEN:
-                t.int32_data.extend(to_int32(v) for v in packed_varints(value))  # type: ignore[arg-type]
-            else:
-                t.int32_data.append(to_int32(value))  # type: ignore[arg-type]
+            t.int32_data.extend(repeated_varints(wire, value, to_int32))
         elif number == 10:
-            if wire == LEN:
-                t.int64_data.extend(to_int64(v) for v in packed_varints(value))  # type: ignore[arg-type]
-            else:
-                t.int64_data.append(to_int64(value))  # type: ignore[arg-type]
+            t.int64_data.extend(repeated_varints(wire, value))
         elif number == 5 and wire == LEN:
             t.byte_data = bytes(value)
         elif number == 6 and wire == LEN:

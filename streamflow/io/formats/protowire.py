@@ -16,7 +16,7 @@ type) raises :class:`ProtoError`; nothing reads outside the buffer.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -27,6 +27,8 @@ __all__ = [
     "packed_fixed32",
     "packed_varints",
     "read_varint",
+    "repeated_float32",
+    "repeated_varints",
     "to_int32",
     "to_int64",
 ]
@@ -125,3 +127,19 @@ def packed_fixed32(buf: memoryview, dtype: str = "<f4") -> np.ndarray:
     if len(buf) % 4:
         raise ProtoError(f"packed 32-bit field of {len(buf)} bytes (not a multiple of 4)")
     return np.frombuffer(buf, dtype=dtype)
+
+
+def repeated_varints(wire: int, value: Value, convert: Callable[[int], int] = to_int64) -> list[int]:
+    """One occurrence of a repeated integer field: its values, packed (``LEN``) or one, through ``convert``."""
+    if wire == LEN:
+        return [convert(v) for v in packed_varints(value)]  # type: ignore[arg-type]
+    return [convert(value)]  # type: ignore[arg-type]
+
+
+def repeated_float32(wire: int, value: Value) -> np.ndarray | None:
+    """One occurrence of a repeated ``float`` field: packed (``LEN``) or one ``FIXED32``; ``None`` for another wire type."""
+    if wire == LEN:
+        return packed_fixed32(value)  # type: ignore[arg-type]
+    if wire == FIXED32:
+        return np.array([value], dtype=np.uint32).view(np.float32)
+    return None

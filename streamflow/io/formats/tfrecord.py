@@ -27,14 +27,12 @@ import numpy as np
 
 from ...tfrecord import Feature, FeatureType
 from .protowire import (
-    FIXED32,
     LEN,
     VARINT,
     ProtoError,
     fields,
-    packed_fixed32,
-    packed_varints,
-    to_int64,
+    repeated_float32,
+    repeated_varints,
 )
 
 __all__ = [
@@ -118,21 +116,16 @@ def format_index(records: list[tuple[int, int]]) -> str:
 
 
 def _float_values(wire: int, value: Any, out: list[np.ndarray]) -> None:
-    if wire == LEN:
-        out.append(packed_fixed32(value, "<f4"))
-    elif wire == FIXED32:
-        out.append(np.array([value], dtype=np.uint32).view(np.float32))
-    else:
+    floats = repeated_float32(wire, value)
+    if floats is None:
         raise ProtoError("FloatList value has the wrong wire type")
+    out.append(floats)
 
 
 def _int_values(wire: int, value: Any, out: list[int]) -> None:
-    if wire == LEN:
-        out.extend(to_int64(v) for v in packed_varints(value))
-    elif wire == VARINT:
-        out.append(to_int64(value))
-    else:
+    if wire not in (LEN, VARINT):
         raise ProtoError("Int64List value has the wrong wire type")
+    out.extend(repeated_varints(wire, value))
 
 
 def _feature(buf: memoryview) -> FeatureValue | None:

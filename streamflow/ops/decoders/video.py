@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ...codecs.video import VideoDecoder
-from ...errors import DecodeError, PipelineDefinitionError, SampleError
+from ...errors import PipelineDefinitionError, SampleError
 from ...graph import DataNode, add_node, split_arguments
 from ...operator import Chunk, Operator
 from ...types import Device
@@ -153,17 +153,7 @@ class VideoDecode(Operator):
             decoder.close()
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
-        out: list[Any] = []
-        for row, data in enumerate(chunk.inputs[0]):
-            try:
-                out.append(self.decode_one(chunk, row, data))
-            except DecodeError as err:
-                chunk.fail(row, err)
-                out.append(None)
-            except SampleError as err:
-                chunk.fail(row, err)
-                out.append(None)
-        return [out]
+        return [chunk.each_sample(lambda row, data: self.decode_one(chunk, row, data))]
 
     def layout(self, index: int) -> str:
         return "FHWC"

@@ -322,9 +322,7 @@ def caffe(
     """
     if not image_available and not label_available:
         raise PipelineDefinitionError("readers.caffe: image_available and label_available are both False: no outputs")
-    paths = as_list(path, "path", "readers.caffe")  # type: ignore[arg-type]
-    if not paths:
-        raise PipelineDefinitionError("readers.caffe: path lists no LMDB databases")
+    paths = as_list(path, "path", "readers.caffe", required="LMDB databases")
     spec = _spec(shard_id, num_shards, stick_to_shard=stick_to_shard, pad_last_batch=pad_last_batch,
                  random_shuffle=random_shuffle, initial_fill=initial_fill)
     reader = CaffeReader(paths, image_available, label_available, shard=spec, seed=seed, name=name)
@@ -376,9 +374,7 @@ def caffe2(
         raise PipelineDefinitionError(f"readers.caffe2: additional_inputs must be >= 0, got {additional_inputs}")
     if not image_available and label_type == NO_LABEL and not additional_inputs and not bbox:
         raise PipelineDefinitionError("readers.caffe2: no outputs (no image, no label, no additional inputs, no bbox)")
-    paths = as_list(path, "path", "readers.caffe2")  # type: ignore[arg-type]
-    if not paths:
-        raise PipelineDefinitionError("readers.caffe2: path lists no LMDB databases")
+    paths = as_list(path, "path", "readers.caffe2", required="LMDB databases")
     spec = _spec(shard_id, num_shards, stick_to_shard=stick_to_shard, pad_last_batch=pad_last_batch,
                  random_shuffle=random_shuffle, initial_fill=initial_fill)
     reader = Caffe2Reader(paths, image_available, label_type, num_labels, additional_inputs, bbox,

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import PipelineDefinitionError, ReadError, SampleError
+from ...errors import PipelineDefinitionError
 from ...graph import DataNode, add_node
 from ...operator import SourceBatch
 from ...sharding import ShardSpec
@@ -36,7 +36,8 @@ from .coco_annotations import (
     save_preprocessed,
 )
 from .coco_masks import pixelwise_mask
-from .list_source import ListSource
+from .file import check_folder
+from .list_source import ListSource, split_read_errors
 
 __all__ = ["CocoReader", "coco"]
 
@@ -77,18 +78,13 @@ class CocoReader(ListSource):
         assert self._io is not None
         paths = [self.paths[i] for i in items]
         contents = await self._io.read_files(paths)
+        images, failures = split_read_errors(contents, lambda content: np.frombuffer(content, dtype=np.uint8))
         outputs: list[list[Any]] = [[] for _ in range(self.num_outputs)]
-        failures: dict[int, SampleError] = {}
         masks: list[Any] = []
         if self.pixelwise_masks:
             masks = list(await asyncio.gather(*(self._io.call(self._mask, int(i)) for i in items)))
-        for row, (item, content) in enumerate(zip(items, contents)):
+        for row, (item, data) in enumerate(zip(items, images)):
             item = int(item)
-            if isinstance(content, ReadError):
-                failures[row] = content
-                data: Any = None
-            else:
-                data = np.frombuffer(content, dtype=np.uint8)
             boxes, labels = self.index.sample_boxes(item)
             values: list[Any] = [data, boxes, labels]
             if self.polygon_masks:
@@ -193,8 +189,7 @@ def coco(
     if file_root is None:
         raise PipelineDefinitionError("readers.coco: file_root (the folder of the images) is required")
     root = os.fsdecode(file_root)
-    if not os.path.isdir(root):
-        raise PipelineDefinitionError(f"readers.coco: file_root {root!r} is not a directory")
+    check_folder(root, "readers.coco")
     if isinstance(images, str):
         images = [images]
     if preprocessed:

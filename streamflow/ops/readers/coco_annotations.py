@@ -345,6 +345,18 @@ _POLYGON_ARRAYS = ("polygons", "polygon_offsets", "polygon_counts", "vertices", 
 _RLE_ARRAYS = ("rle_mask_indices", "rle_offsets", "rle_counts", "heights", "widths")
 
 
+def _array_names(*, polygons: bool, rles: bool, image_ids: bool) -> list[str]:
+    """The ``CocoIndex`` arrays that the preprocessed files hold for these outputs."""
+    names = ["offsets", "boxes", "labels", "counts"]
+    if polygons or rles:
+        names += list(_POLYGON_ARRAYS)
+    if rles:
+        names += list(_RLE_ARRAYS)
+    if image_ids:
+        names.append("original_ids")
+    return names
+
+
 def _write_array(path: str, values: np.ndarray, dtype: Any, columns: int) -> None:
     # boxes.dat counts floats (DALI keeps them in a flat vector), the others count entries
     rows = len(values) if columns > 1 and path.endswith(("polygon_data.dat", "vertices.dat")) else values.size
@@ -377,14 +389,7 @@ def save_preprocessed(index: CocoIndex, folder: str, *, polygons: bool, rles: bo
     """Write ``index`` as DALI's preprocessed annotation files into ``folder``."""
     try:
         os.makedirs(folder, exist_ok=True)
-        names = ["offsets", "boxes", "labels", "counts"]
-        if polygons or rles:
-            names += list(_POLYGON_ARRAYS)
-        if rles:
-            names += list(_RLE_ARRAYS)
-        if image_ids:
-            names.append("original_ids")
-        for attr in names:
+        for attr in _array_names(polygons=polygons, rles=rles, image_ids=image_ids):
             file, dtype, columns = _ARRAYS[attr]
             _write_array(os.path.join(folder, file), getattr(index, attr), dtype, columns)
         if index.filenames:
@@ -411,13 +416,7 @@ def load_preprocessed(folder: str, *, polygons: bool, rles: bool, image_ids: boo
         raise PipelineDefinitionError(f"readers.coco: {names_file} is missing: not a preprocessed annotations folder")
     with open(names_file, encoding="utf-8") as f:
         idx.filenames = f.read().split()
-    wanted = ["offsets", "boxes", "labels", "counts"]
-    if polygons or rles:
-        wanted += list(_POLYGON_ARRAYS)
-    if rles:
-        wanted += list(_RLE_ARRAYS)
-    if image_ids:
-        wanted.append("original_ids")
+    wanted = _array_names(polygons=polygons, rles=rles, image_ids=image_ids)
     for attr in wanted:
         file, dtype, columns = _ARRAYS[attr]
         setattr(idx, attr, _read_array(os.path.join(folder, file), dtype, columns))

@@ -17,19 +17,21 @@ from __future__ import annotations
 import fnmatch
 import os
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
-from ...errors import PipelineDefinitionError, ReadError, SampleError
+from ...errors import PipelineDefinitionError, ReadError
 from ...graph import DataNode, add_node
 from ...io import remote, storage
 from ...operator import SourceBatch
 from ...sharding import ShardSpec
 from ..arguments import READER, fn_function
-from .list_source import ListSource
+from .list_source import ListSource, split_read_errors
 
-__all__ = ["DEFAULT_FILE_FILTERS", "FileReader", "file", "list_file_root", "parse_file_list", "walk_files"]
+__all__ = [
+    "DEFAULT_FILE_FILTERS", "FileReader", "check_folder", "file", "list_file_root", "parse_file_list",
+    "read_list_lines", "sub_folders", "walk_files",
+]
 
 DEFAULT_FILE_FILTERS = (
     "*.jpg", "*.jpeg", "*.png", "*.bmp", "*.tif", "*.tiff", "*.pnm", "*.ppm", "*.pgm",
@@ -61,14 +63,33 @@ def walk_files(folder: str, filters: Sequence[str], case_sensitive: bool) -> lis
     return sorted(found)
 
 
+def check_folder(root: str, op: str) -> None:
+    """A clear error unless the local ``file_root`` is a folder."""
+    if not os.path.isdir(root):
+        raise PipelineDefinitionError(f"{op}: file_root {root!r} is not a directory")
+
+
+def sub_folders(root: str, op: str) -> list[str]:
+    """The names of the sub-folders of the local folder ``file_root`` (classes, streams), sorted."""
+    check_folder(root, op)
+    return sorted(e.name for e in os.scandir(root) if e.is_dir())
+
+
+def read_list_lines(file_list: str, op: str) -> list[str]:
+    """The lines of a local list file, read as UTF-8 (other bytes kept as the file system keeps them)."""
+    try:
+        with open(file_list, encoding="utf-8", errors="surrogateescape") as f:
+            return f.read().splitlines()
+    except OSError as e:
+        raise PipelineDefinitionError(f"{op}: cannot read file_list {file_list!r}: {e.strerror or e}") from None
+
+
 def list_file_root(file_root: str, filters: Sequence[str], case_sensitive: bool = False,
                    dir_filters: Sequence[str] | None = None) -> list[tuple[str, int]]:
     """(path, label) pairs: one label per sorted sub-folder of ``file_root`` (matching ``dir_filters``)."""
     if storage.is_url(file_root):
         return _list_url_root(file_root, filters, case_sensitive, dir_filters)
-    if not os.path.isdir(file_root):
-        raise PipelineDefinitionError(f"readers.file: file_root {file_root!r} is not a directory")
-    classes = sorted(e.name for e in os.scandir(file_root) if e.is_dir())
+    classes = sub_folders(file_root, "readers.file")
     if dir_filters is not None:
         classes = [c for c in classes if _matches(c, dir_filters, case_sensitive)]
     entries = [
@@ -121,11 +142,7 @@ def parse_file_list(file_list: str, file_root: str | None) -> list[tuple[str, in
         lines = storage.read_text(file_list, "readers.file: cannot read file_list").splitlines()
         base = file_root if file_root is not None else remote.url_dirname(file_list)
     else:
-        try:
-            with open(file_list, encoding="utf-8", errors="surrogateescape") as f:
-                lines = f.read().splitlines()
-        except OSError as e:
-            raise PipelineDefinitionError(f"readers.file: cannot read file_list {file_list!r}: {e.strerror or e}") from None
+        lines = read_list_lines(file_list, "readers.file")
         base = file_root if file_root is not None else os.path.dirname(os.path.abspath(file_list))
     entries = []
     for number, line in enumerate(lines, start=1):
@@ -209,14 +226,7 @@ class FileReader(ListSource):
         assert self._io is not None
         paths = [self.paths[i] for i in items]
         contents = await self.storage.read_files(self._io, paths)
-        data: list[Any] = []
-        failures: dict[int, SampleError] = {}
-        for row, content in enumerate(contents):
-            if isinstance(content, ReadError):
-                failures[row] = content
-                data.append(None)
-            else:
-                data.append(np.frombuffer(content, dtype=np.uint8))
+        data, failures = split_read_errors(contents, lambda content: np.frombuffer(content, dtype=np.uint8))
         labels = [self.labels[i : i + 1] for i in items]
         return SourceBatch(outputs=[data, labels], sample_ids=ids, sources=paths, failures=failures)
 

@@ -32,7 +32,7 @@ from ...operator import SourceBatch
 from ...sharding import ShardSpec
 from ...types import DataType, parse_dtype
 from ..arguments import READER, fn_function
-from .file import walk_files
+from .file import check_folder, walk_files
 from .list_source import ListSource
 
 __all__ = ["FitsReader", "fits", "list_fits_files", "read_hdus"]
@@ -58,8 +58,7 @@ def list_fits_files(file_root: str | None, files: Sequence[str] | None, file_lis
     else:
         if file_root is None:
             raise PipelineDefinitionError(f"{what} needs file_root, file_list or files")
-        if not os.path.isdir(file_root):
-            raise PipelineDefinitionError(f"{what}: file_root {file_root!r} is not a directory")
+        check_folder(file_root, what)
         paths = walk_files(file_root, [file_filter], case_sensitive=True)
     if not paths:
         raise PipelineDefinitionError(f"{what}: no files to read (file_filter {file_filter!r})")

@@ -8,20 +8,42 @@ many items it has and how to read some of them (``_read``).
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from ... import rng
+from ...errors import ReadError, SampleError
 from ...io.pools import IOPool
 from ...operator import Source, SourceBatch
 from ...rng import RandomKey
 from ...sharding import EpochInfo, EpochOrder, ShardSpec
 from ...types import Device
 
-__all__ = ["ListSource"]
+__all__ = ["ListSource", "split_read_errors"]
 
 # Salt of the random stream that picks replacement samples.
 _REPLACEMENT_STREAM = 0x5EED
+
+
+def split_read_errors(
+    results: Sequence[Any], convert: Callable[[Any], Any] | None = None
+) -> tuple[list[Any], dict[int, SampleError]]:
+    """A batch's read results as (values, failures by row).
+
+    A ``ReadError`` is its row's failure (value ``None``); any other result
+    is the row's value, through ``convert`` when given.
+    """
+    values: list[Any] = []
+    failures: dict[int, SampleError] = {}
+    for row, result in enumerate(results):
+        if isinstance(result, ReadError):
+            failures[row] = result
+            values.append(None)
+        else:
+            values.append(result if convert is None else convert(result))
+    return values, failures
 
 
 class ListSource(Source):

@@ -9,7 +9,7 @@ the pipeline is defined.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ...errors import PipelineDefinitionError
@@ -18,30 +18,26 @@ from ...io import storage
 from ...io.formats import recordio as fmt
 from ...sharding import ShardSpec
 from ..arguments import READER, fn_function
-from .records import RecordReader, as_list
+from .records import RecordReader, as_list, read_index_file, scan_file
 
 __all__ = ["MXNetReader", "mxnet"]
 
 
 def index_records(paths: list[str], index_path: str | None) -> list[tuple[int, int, int]]:
     """(file, offset, size) of every record of ``paths``."""
+    op = "readers.mxnet"
     if index_path is not None:
-        sizes = [storage.file_size(p, "readers.mxnet: cannot open") for p in paths]
-        text = storage.read_text(index_path, "readers.mxnet: cannot read index_path")
-        try:
-            return fmt.record_extents(fmt.parse_index(text, index_path), sizes)
-        except fmt.RecordIOError as e:
-            raise PipelineDefinitionError(f"readers.mxnet: {e}") from None
+        sizes = [storage.file_size(p, f"{op}: cannot open") for p in paths]
+        return read_index_file(index_path, op, "index_path",
+                               lambda text, where: fmt.record_extents(fmt.parse_index(text, where), sizes),
+                               fmt.RecordIOError)
+
+    def scan(read: Callable[[int, int], bytes], size: int, where: str) -> list[tuple[int, int, int]]:
+        return fmt.record_extents(fmt.scan_records(read, size, where), [size])
+
     out: list[tuple[int, int, int]] = []
     for f, path in enumerate(paths):
-        reader = storage.open_range_reader(path, "readers.mxnet: cannot open")
-        try:
-            offsets = fmt.scan_records(reader.read, reader.size, path)
-            out.extend((f, o, s) for _, o, s in fmt.record_extents(offsets, [reader.size]))
-        except fmt.RecordIOError as e:
-            raise PipelineDefinitionError(f"readers.mxnet: {e}") from None
-        finally:
-            reader.close()
+        out.extend((f, o, s) for _, o, s in scan_file(path, op, scan, fmt.RecordIOError))
     return out
 
 
@@ -94,10 +90,8 @@ def mxnet(
     """
     spec = ShardSpec.for_reader(shard_id, num_shards, stick_to_shard=stick_to_shard, pad_last_batch=pad_last_batch,
                                 random_shuffle=random_shuffle, initial_fill=initial_fill)
-    paths = as_list(path, "path", "readers.mxnet")  # type: ignore[arg-type]
-    if not paths:
-        raise PipelineDefinitionError("readers.mxnet: path lists no RecordIO files")
-    indexes = as_list(index_path, "index_path", "readers.mxnet")  # type: ignore[arg-type]
+    paths = as_list(path, "path", "readers.mxnet", required="RecordIO files")
+    indexes = as_list(index_path, "index_path", "readers.mxnet")
     if len(indexes) > 1:
         raise PipelineDefinitionError(
             f"readers.mxnet: index_path must name one .idx file (offsets across all of path), got {len(indexes)}"

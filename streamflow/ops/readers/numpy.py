@@ -56,8 +56,8 @@ from ...operator import Chunk, Operator, SourceBatch
 from ...sharding import ShardSpec
 from ...types import Device, OutOfBoundsPolicy, parse_device
 from ..arguments import READER, fn_function
-from .file import walk_files
-from .list_source import ListSource
+from .file import check_folder, walk_files
+from .list_source import ListSource, split_read_errors
 
 __all__ = ["PER_SAMPLE_ROI_ARGUMENTS", "NumpyReader", "NumpyRegionRead", "list_npy_files", "numpy"]
 
@@ -87,8 +87,7 @@ def list_npy_files(
         raise PipelineDefinitionError("readers.numpy needs file_root or files")
     if storage.is_url(root):
         return _list_url_files(root, file_filter)
-    if not os.path.isdir(root):
-        raise PipelineDefinitionError(f"readers.numpy: file_root {root!r} is not a directory")
+    check_folder(root, "readers.numpy")
     if not isinstance(file_filter, str) or not file_filter:
         raise PipelineDefinitionError(
             f"readers.numpy: file_filter must be a glob pattern such as '*.npy', got {file_filter!r}"
@@ -206,14 +205,7 @@ class NumpyReader(ListSource):
             return SourceBatch(outputs=[list(paths)], sample_ids=ids, sources=sources)
         # every file of the batch at once; read_npy runs the blocking reads on the I/O pool
         results = await asyncio.gather(*(self._read_one(p) for p in paths))
-        data: list[Any] = []
-        failures: dict[int, SampleError] = {}
-        for row, value in enumerate(results):
-            if isinstance(value, ReadError):
-                failures[row] = value
-                data.append(None)
-            else:
-                data.append(value)
+        data, failures = split_read_errors(results)
         return SourceBatch(outputs=[data], sample_ids=ids, sources=sources, failures=failures)
 
 

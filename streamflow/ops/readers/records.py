@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import abc
 import os
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -26,18 +26,29 @@ from ...operator import SourceBatch
 from ...sharding import ShardSpec
 from .list_source import ListSource
 
-__all__ = ["RecordReader", "as_list", "check_index_count"]
+__all__ = ["RecordReader", "as_list", "check_index_count", "read_index_file", "scan_file"]
+
+T = TypeVar("T")
 
 
-def as_list(value: str | Sequence[str] | None, what: str, reader: str) -> list[str]:
-    """A ``str or list of str`` argument as a list of paths (``os.PathLike`` accepted)."""
+def as_list(value: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None, what: str, reader: str,
+            *, required: str | None = None) -> list[str]:
+    """A ``str or list of str`` argument as a list of paths (``os.PathLike`` accepted).
+
+    With ``required`` (what the paths name, e.g. ``"TFRecord files"``), an empty list is an error.
+    """
+    items: Sequence[Any]
     if value is None:
-        return []
-    if isinstance(value, (str, bytes)) or hasattr(value, "__fspath__"):
-        value = [value]  # type: ignore[list-item]
-    out = [os.fsdecode(v) for v in value]
+        items = []
+    elif isinstance(value, (str, bytes)) or hasattr(value, "__fspath__"):
+        items = [value]
+    else:
+        items = value
+    out = [os.fsdecode(v) for v in items]
     if any(not p for p in out):
         raise PipelineDefinitionError(f"{reader}: {what} has an empty path")
+    if required is not None and not out:
+        raise PipelineDefinitionError(f"{reader}: {what} lists no {required}")
     return out
 
 
@@ -48,6 +59,31 @@ def check_index_count(paths: list[str], index_paths: list[str], reader: str, pat
             f"{reader}: {len(paths)} {path_arg} but {len(index_paths)} {index_arg}; give one index file per "
             f"data file (same order), or no {index_arg} to index the files when the pipeline is defined"
         )
+
+
+def read_index_file(index_path: str, reader: str, index_arg: str, parse: Callable[[str, str], T],
+                    error: type[ValueError]) -> T:
+    """``parse(text, index_path)`` of an index file; an ``error`` (malformed index) names ``reader``."""
+    text = storage.read_text(index_path, f"{reader}: cannot read {index_arg}")
+    try:
+        return parse(text, index_path)
+    except error as e:
+        raise PipelineDefinitionError(f"{reader}: {e}") from None
+
+
+def scan_file(path: str, reader: str, scan: Callable[[Callable[[int, int], bytes], int, str], T],
+              error: type[ValueError]) -> T:
+    """``scan(read, size, path)`` over the byte ranges of a data file that has no index file.
+
+    An ``error`` (not the expected format) names ``reader``; the file is closed either way.
+    """
+    source = storage.open_range_reader(path, f"{reader}: cannot open")
+    try:
+        return scan(source.read, source.size, path)
+    except error as e:
+        raise PipelineDefinitionError(f"{reader}: {e}") from None
+    finally:
+        source.close()
 
 
 class RecordReader(ListSource):

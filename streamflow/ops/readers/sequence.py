@@ -26,7 +26,7 @@ from ...operator import SourceBatch
 from ...sharding import ShardSpec
 from ...types import ImageType, parse_image_type
 from ..arguments import READER, fn_function
-from .file import walk_files
+from .file import sub_folders, walk_files
 from .list_source import ListSource
 
 __all__ = ["SequenceReader", "sequence", "sequence_starts"]
@@ -55,11 +55,9 @@ class SequenceReader(ListSource):
             if int(value) != value or value < 1:
                 raise PipelineDefinitionError(f"readers.sequence: {what} must be a positive integer, got {value!r}")
         root = os.fsdecode(file_root)
-        if not os.path.isdir(root):
-            raise PipelineDefinitionError(f"readers.sequence: file_root {root!r} is not a directory")
+        streams = sub_folders(root, "readers.sequence")
         self.root = root
         self.image_type = image_type
-        streams = sorted(e.name for e in os.scandir(root) if e.is_dir())
         self.streams = [walk_files(os.path.join(root, s), IMAGE_FILTERS, False) for s in streams]
         self.items = [(k, start) for k, frames in enumerate(self.streams)
                       for start in sequence_starts(len(frames), sequence_length, stride, step)]

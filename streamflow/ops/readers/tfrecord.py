@@ -24,12 +24,11 @@ from typing import Any
 
 from ...errors import PipelineDefinitionError
 from ...graph import DataNode, add_node
-from ...io import storage
 from ...io.formats import tfrecord as fmt
 from ...sharding import ShardSpec
 from ...tfrecord import Feature, FeatureType
 from ..arguments import READER, fn_function
-from .records import RecordReader, as_list, check_index_count
+from .records import RecordReader, as_list, check_index_count, read_index_file, scan_file
 
 __all__ = ["TFRecordReader", "index_records", "tfrecord"]
 
@@ -37,18 +36,8 @@ __all__ = ["TFRecordReader", "index_records", "tfrecord"]
 def index_records(path: str, index_path: str | None) -> list[tuple[int, int]]:
     """(offset, size) of each record of ``path``: from its index file, or by scanning it."""
     if index_path is not None:
-        text = storage.read_text(index_path, "readers.tfrecord: cannot read index_path")
-        try:
-            return fmt.parse_index(text, index_path)
-        except fmt.RecordError as e:
-            raise PipelineDefinitionError(f"readers.tfrecord: {e}") from None
-    reader = storage.open_range_reader(path, "readers.tfrecord: cannot open")
-    try:
-        return fmt.scan_records(reader.read, reader.size, path)
-    except fmt.RecordError as e:
-        raise PipelineDefinitionError(f"readers.tfrecord: {e}") from None
-    finally:
-        reader.close()
+        return read_index_file(index_path, "readers.tfrecord", "index_path", fmt.parse_index, fmt.RecordError)
+    return scan_file(path, "readers.tfrecord", fmt.scan_records, fmt.RecordError)
 
 
 class TFRecordReader(RecordReader):
@@ -138,10 +127,8 @@ def tfrecord(
     """
     spec = ShardSpec.for_reader(shard_id, num_shards, stick_to_shard=stick_to_shard, pad_last_batch=pad_last_batch,
                                 random_shuffle=random_shuffle, initial_fill=initial_fill)
-    paths = as_list(path, "path", "readers.tfrecord")  # type: ignore[arg-type]
-    if not paths:
-        raise PipelineDefinitionError("readers.tfrecord: path lists no TFRecord files")
-    index_paths = as_list(index_path, "index_path", "readers.tfrecord")  # type: ignore[arg-type]
+    paths = as_list(path, "path", "readers.tfrecord", required="TFRecord files")
+    index_paths = as_list(index_path, "index_path", "readers.tfrecord")
     check_index_count(paths, index_paths, "readers.tfrecord", "path", "index_path")
     feats = _check_features(features)
     reader = TFRecordReader(paths, index_paths, feats, shard=spec, seed=seed, name=name)

@@ -42,7 +42,7 @@ from ...sharding import ShardSpec
 from ...types import DataType, Device, ImageType, parse_device, parse_dtype, parse_image_type
 from ..arguments import READER, fn_function
 from ..decoders.video import check_fill_value, pad_frames, parse_pad_mode
-from .file import walk_files
+from .file import read_list_lines, sub_folders, walk_files
 from .list_source import ListSource
 
 __all__ = ["SequenceDecode", "SequenceRequest", "VideoFileWarning", "VideoReader", "experimental_video", "video"]
@@ -102,9 +102,7 @@ def _list_entries(op: str, *, filenames: Sequence[str] | None, labels: Sequence[
         raise PipelineDefinitionError(f"{op}: labels go with filenames only")
     if file_root:
         root = os.fsdecode(file_root)
-        if not os.path.isdir(root):
-            raise PipelineDefinitionError(f"{op}: file_root {root!r} is not a directory")
-        classes = sorted(e.name for e in os.scandir(root) if e.is_dir())
+        classes = sub_folders(root, op)
         entries = [_Entry(p, label) for label, c in enumerate(classes) for p in walk_files(os.path.join(root, c), ["*"], True)]
         if not entries:
             raise PipelineDefinitionError(f"{op}: no files under {root!r}; file_root expects one sub-folder per class")
@@ -114,11 +112,7 @@ def _list_entries(op: str, *, filenames: Sequence[str] | None, labels: Sequence[
 
 
 def _parse_file_list(op: str, file_list: str) -> list[_Entry]:
-    try:
-        with open(file_list, encoding="utf-8", errors="surrogateescape") as f:
-            lines = f.read().splitlines()
-    except OSError as err:
-        raise PipelineDefinitionError(f"{op}: cannot read file_list {file_list!r}: {err.strerror or err}") from None
+    lines = read_list_lines(file_list, op)
     base = os.path.dirname(os.path.abspath(file_list))
     entries = []
     for number, line in enumerate(lines, start=1):
@@ -294,18 +288,12 @@ class SequenceDecode(Operator):
         return out
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
-        out: list[Any] = []
-        for row, request in enumerate(chunk.inputs[0]):
+        def decode(row: int, request: Any) -> np.ndarray:
             if not isinstance(request, SequenceRequest):
-                chunk.fail(row, SampleError(f"{self.name}: expected the reader's sequence requests"))
-                out.append(None)
-                continue
-            try:
-                out.append(self.decode_one(chunk, row, request))
-            except SampleError as err:
-                chunk.fail(row, err)
-                out.append(None)
-        return [out]
+                raise SampleError(f"{self.name}: expected the reader's sequence requests")
+            return self.decode_one(chunk, row, request)
+
+        return [chunk.each_sample(decode)]
 
     def layout(self, index: int) -> str:
         return "FHWC"
@@ -335,6 +323,13 @@ def _outputs(reader: VideoReader, decode: SequenceDecode, device: Device) -> Dat
     if len(outputs) == 1:
         return video_node
     return (video_node, *outputs[1:])
+
+
+def _rgb_or_ycbcr(image_type: ImageType | str, op: str) -> ImageType:
+    kind = parse_image_type(image_type)
+    if kind not in (ImageType.RGB, ImageType.YCbCr):
+        raise PipelineDefinitionError(f"{op}: image_type must be RGB or YCbCr, got {kind.name}")
+    return kind
 
 
 def _check_sizes(op: str, sequence_length: int, stride: int) -> None:
@@ -416,9 +411,7 @@ def video(
     out_dtype = parse_dtype(dtype)
     if out_dtype not in (DataType.UINT8, DataType.FLOAT):
         raise PipelineDefinitionError(f"{op}: dtype must be UINT8 or FLOAT, got {out_dtype.name}")
-    kind = parse_image_type(image_type)
-    if kind not in (ImageType.RGB, ImageType.YCbCr):
-        raise PipelineDefinitionError(f"{op}: image_type must be RGB or YCbCr, got {kind.name}")
+    kind = _rgb_or_ycbcr(image_type, op)
     frame_num = _frame_num_policy(enable_frame_num, op)
     has_labels = labels is not None or bool(file_root) or bool(file_list)
     can_number = bool(file_list) or (bool(filenames) and labels is not None)
@@ -508,9 +501,7 @@ def experimental_video(
         raise PipelineDefinitionError(f"{op}: file_list_rounding must be one of {sorted(_ROUNDING)}, got {file_list_rounding!r}")
     if labels is not None and filenames and len(labels) != (1 if isinstance(filenames, str) else len(filenames)):
         raise PipelineDefinitionError(f"{op}: give one label per file ({len(labels)} labels)")
-    kind = parse_image_type(image_type)
-    if kind not in (ImageType.RGB, ImageType.YCbCr):
-        raise PipelineDefinitionError(f"{op}: image_type must be RGB or YCbCr, got {kind.name}")
+    kind = _rgb_or_ycbcr(image_type, op)
     entries = _list_entries(op, filenames=filenames, labels=labels, file_root=file_root, file_list=file_list)
     up_start, up_end = _ROUNDING[file_list_rounding]
     plan = SequencePlan(

@@ -24,12 +24,11 @@ import numpy as np
 
 from ...errors import PipelineDefinitionError
 from ...graph import DataNode, add_node
-from ...io import storage
 from ...io.formats import webdataset as fmt
 from ...sharding import ShardSpec
 from ...types import DataType, parse_dtype
 from ..arguments import READER, fn_function
-from .records import RecordReader, as_list, check_index_count
+from .records import RecordReader, as_list, check_index_count, read_index_file, scan_file
 
 __all__ = ["WebDatasetReader", "index_samples", "webdataset"]
 
@@ -38,19 +37,11 @@ MISSING = ("empty", "skip", "error")
 
 def index_samples(path: str, index_path: str | None) -> list[list[fmt.Component]]:
     """The samples of one archive: from its index file, or by scanning its headers."""
+    op = "readers.webdataset"
     if index_path is not None:
-        text = storage.read_text(index_path, "readers.webdataset: cannot read index_paths entry")
-        try:
-            return fmt.parse_index(text, index_path)
-        except fmt.IndexError_ as e:
-            raise PipelineDefinitionError(f"readers.webdataset: {e}") from None
-    reader = storage.open_range_reader(path, "readers.webdataset: cannot open")
-    try:
-        samples = fmt.group_samples(fmt.scan_tar(reader.read, reader.size, path))
-    except fmt.IndexError_ as e:
-        raise PipelineDefinitionError(f"readers.webdataset: {e}") from None
-    finally:
-        reader.close()
+        return read_index_file(index_path, op, "index_paths entry", fmt.parse_index, fmt.IndexError_)
+    samples = scan_file(path, op, lambda read, size, where: fmt.group_samples(fmt.scan_tar(read, size, where)),
+                        fmt.IndexError_)
     if not samples:
         raise PipelineDefinitionError(f"readers.webdataset: {path!r} holds no samples (no regular files)")
     return samples
@@ -187,10 +178,8 @@ def webdataset(
     """
     spec = ShardSpec.for_reader(shard_id, num_shards, stick_to_shard=stick_to_shard, pad_last_batch=pad_last_batch,
                                 random_shuffle=random_shuffle, initial_fill=initial_fill)
-    archives = as_list(paths, "paths", "readers.webdataset")  # type: ignore[arg-type]
-    if not archives:
-        raise PipelineDefinitionError("readers.webdataset: paths lists no archives")
-    indexes = as_list(index_paths, "index_paths", "readers.webdataset")  # type: ignore[arg-type]
+    archives = as_list(paths, "paths", "readers.webdataset", required="archives")
+    indexes = as_list(index_paths, "index_paths", "readers.webdataset")
     check_index_count(archives, indexes, "readers.webdataset", "paths", "index_paths")
     sets = _ext_sets(ext, case_sensitive_extensions)
     behavior = missing_component_behavior.lower() or "empty"
