@@ -32,7 +32,7 @@ from ...operator import SourceBatch
 from ...sharding import ShardSpec
 from ...types import DataType, parse_dtype
 from ..arguments import READER, fn_function
-from .file import check_folder, walk_files
+from .file import check_folder, read_list_lines, walk_files
 from .list_source import ListSource
 
 __all__ = ["FitsReader", "fits", "list_fits_files", "read_hdus"]
@@ -48,11 +48,7 @@ def list_fits_files(file_root: str | None, files: Sequence[str] | None, file_lis
         names = [files] if isinstance(files, (str, os.PathLike)) else list(files)
         paths = [os.path.join(file_root, os.fspath(p)) if file_root else os.fspath(p) for p in names]
     elif file_list is not None:
-        try:
-            with open(file_list, encoding="utf-8") as f:
-                lines = [line.strip() for line in f if line.strip()]
-        except OSError as err:
-            raise PipelineDefinitionError(f"{what}: cannot read file_list {file_list!r}: {err.strerror}") from None
+        lines = [line.strip() for line in read_list_lines(file_list, what) if line.strip()]
         base = file_root if file_root is not None else os.path.dirname(os.path.abspath(file_list))
         paths = [os.path.join(base, line) for line in lines]
     else:
@@ -185,11 +181,10 @@ def fits(
     paths = list_fits_files(root, None if files is None else ([files] if isinstance(files, str) else list(files)),
                             None if file_list is None else os.fspath(file_list), file_filter)
     spec = ShardSpec.for_reader(shard_id, num_shards, stick_to_shard=stick_to_shard, pad_last_batch=pad_last_batch,
-                                random_shuffle=random_shuffle or shuffle_after_epoch,
-                                # a buffer as large as the data set: a full shuffle (from the first epoch on)
-                                initial_fill=max(len(paths), 1) if shuffle_after_epoch else initial_fill)
-    reader = FitsReader(paths=paths, hdu_indices=indices, dtypes=types, file_root=root, shard=spec,
-                        seed=shuffle_after_epoch_seed if shuffle_after_epoch and shuffle_after_epoch_seed is not None
-                        else seed, name=name)
+                                random_shuffle=random_shuffle, initial_fill=initial_fill,
+                                shuffle_after_epoch=shuffle_after_epoch,
+                                shuffle_after_epoch_seed=shuffle_after_epoch_seed)
+    reader = FitsReader(paths=paths, hdu_indices=indices, dtypes=types, file_root=root, shard=spec, seed=seed,
+                        name=name)
     outs = add_node(reader, [])
     return outs[0] if len(outs) == 1 else outs

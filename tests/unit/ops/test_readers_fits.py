@@ -82,3 +82,32 @@ def test_corrupt_file_names_it(folder, tmp_path) -> None:
     bad.write_bytes(b"SIMPLE  = garbage" + b" " * 100)
     with pytest.raises(Exception, match="bad.fits"):
         _read(1, files=[str(bad)])
+
+
+def test_shuffle_after_epoch_permutes_the_whole_set_alike_on_every_rank(tmp_path) -> None:
+    """As readers.file/coco: one permutation of all files per epoch, shared by the ranks; shards cut it."""
+    gray = photo("camera.png", 8)[:8, :8]
+    for i in range(6):
+        astro_fits.HDUList([astro_fits.PrimaryHDU(gray.astype(np.int16) + i)]).writeto(tmp_path / f"f{i}.fits")
+
+    def ids(epochs, **kw):  # type: ignore[no-untyped-def]
+        @sf.pipeline_def(batch_size=1, num_threads=1, seed=3)
+        def pipe():  # type: ignore[no-untyped-def]
+            return fn.experimental.readers.fits(file_root=str(tmp_path), hdu_indices=[1], name="r", **kw)
+
+        with pipe() as p:
+            return [[int(np.asarray(b[0].at(0))[0, 0]) - int(gray[0, 0]) for b in p.iter()] for _ in range(epochs)]
+
+    e0, e1, e2 = ids(3, shuffle_after_epoch=True)
+    assert sorted(e0) == sorted(e1) == sorted(e2) == list(range(6)) and len({tuple(e0), tuple(e1), tuple(e2)}) > 1
+    (rank1,) = ids(1, shuffle_after_epoch=True, num_shards=2, shard_id=1)
+    assert rank1 == e0[3:]
+    with pytest.raises(PipelineDefinitionError, match="shuffle_after_epoch cannot be combined"):
+        ids(1, shuffle_after_epoch=True, random_shuffle=True)
+
+
+def test_file_list_with_undecodable_bytes_names_the_missing_file(folder, tmp_path) -> None:
+    listing = tmp_path / "list.txt"
+    listing.write_bytes(b"caf\xe9.fits\n")  # Latin-1 bytes: a file name the file system may well hold
+    with pytest.raises(Exception, match="caf"):
+        _read(1, file_list=str(listing))
