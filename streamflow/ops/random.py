@@ -33,8 +33,9 @@ from .. import rng
 from ..errors import PipelineDefinitionError, SampleError
 from ..graph import DataNode, add_node, split_arguments
 from ..operator import Chunk, Operator
-from ..types import DataType, parse_dtype
+from ..types import DataType
 from .arguments import fn_function
+from .cast import parse_output_dtype
 
 __all__ = [
     "Beta", "Choice", "CoinFlip", "Normal", "Uniform", "beta", "choice", "coin_flip", "normal", "operator_key",
@@ -78,17 +79,8 @@ def convert_values(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return np.asarray(values).astype(dtype)
 
 
-def _dtype(value: Any, what: str, allowed: Sequence[Any] | None = None) -> np.dtype | None:
-    if value is None:
-        return None
-    try:
-        out = parse_dtype(value).numpy
-    except ValueError as err:
-        raise PipelineDefinitionError(f"{what}: {err}") from None
-    if allowed is not None and out not in [np.dtype(a) for a in allowed]:
-        names = ", ".join(np.dtype(a).name for a in allowed)
-        raise PipelineDefinitionError(f"{what}: dtype must be one of {names}, got {out.name}")
-    return out
+def _dtype(value: Any, what: str, allowed: Sequence[Any]) -> np.dtype | None:
+    return None if value is None else parse_output_dtype(value, what, allowed)
 
 
 _NUMERIC = (np.uint8, np.int8, np.uint16, np.int16, np.uint32, np.int32, np.uint64, np.int64, np.float32, np.float64)
