@@ -9,7 +9,7 @@ from ...errors import SampleError
 from ...operator import Chunk
 from ..context import GpuContext
 
-__all__ = ["each_sample", "matmul_along"]
+__all__ = ["each_sample", "matmul_along", "matmul_by_length"]
 
 
 def each_sample(chunk: Chunk, ctx: GpuContext, compute: Callable[[int, Any], Any]) -> list[Any]:
@@ -50,4 +50,24 @@ def matmul_along(xp: Any, matrix: Any, samples: list[Any], axes: list[int]) -> l
         part = product[:, start : start + width].reshape((matrix.shape[0], *shape[1:]))
         out.append(xp.ascontiguousarray(xp.moveaxis(part, 0, axis)))
         start += width
+    return out
+
+
+def matmul_by_length(xp: Any, samples: list[Any], axis_of: Callable[[Any], int],
+                     matrix_for: Callable[[Any], Any]) -> list[Any]:
+    """Each sample (``None``: a failed row, kept ``None``) times its matrix along ``axis_of(sample)``.
+
+    The samples with the same length along that axis share one matrix
+    (``matrix_for`` of the group's first sample) and one product (``matmul_along``).
+    """
+    out: list[Any] = [None] * len(samples)
+    groups: dict[int, list[int]] = {}
+    for row, x in enumerate(samples):
+        if x is not None:
+            groups.setdefault(x.shape[axis_of(x)], []).append(row)
+    for rows in groups.values():
+        matrix = xp.asarray(matrix_for(samples[rows[0]]))
+        axes = [axis_of(samples[r]) for r in rows]
+        for row, result in zip(rows, matmul_along(xp, matrix, [samples[r] for r in rows], axes)):
+            out[row] = result
     return out
