@@ -179,15 +179,22 @@ class StageClock:
             return
         dt = now - self.last
         if dt > 0:
-            if self.in_progress:
-                self.busy += dt
-            elif self.waiting_out:
-                self.wait_out += dt
-            elif self.waiting_in:
-                self.wait_in += dt
-            else:
-                self.other += dt
+            self.busy, self.wait_in, self.wait_out, self.other = self._charged(dt)
         self.last = now
+
+    def _charged(self, dt: float) -> tuple[float, float, float, float]:
+        """(busy, wait_in, wait_out, other) with ``dt`` more of the current state (a batch in
+        progress counts as busy, then waiting for output, then waiting for input)."""
+        busy, wait_in, wait_out, other = self.busy, self.wait_in, self.wait_out, self.other
+        if self.in_progress:
+            busy += dt
+        elif self.waiting_out:
+            wait_out += dt
+        elif self.waiting_in:
+            wait_in += dt
+        else:
+            other += dt
+        return busy, wait_in, wait_out, other
 
     def work_begin(self) -> tuple[float, int, Any]:
         """A batch starts; returns the token for ``work_end``."""
@@ -299,15 +306,7 @@ class StageClock:
         busy, wait_in, wait_out, other = self.busy, self.wait_in, self.wait_out, self.other
         wall = 0.0
         if self.started is not None:
-            dt = max(0.0, now - self.last)
-            if self.in_progress:
-                busy += dt
-            elif self.waiting_out:
-                wait_out += dt
-            elif self.waiting_in:
-                wait_in += dt
-            else:
-                other += dt
+            busy, wait_in, wait_out, other = self._charged(max(0.0, now - self.last))
             wall = busy + wait_in + wait_out + other
         queue = None
         if self.queue_name:
