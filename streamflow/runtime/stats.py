@@ -247,9 +247,7 @@ class StageClock:
         now = _perf()
         self._advance(now)
         self.waiting_in -= 1
-        tracer = _trace.ACTIVE
-        if tracer is not None:
-            tracer.complete("wait input", "wait", began, now, self._lane_tid(tracer, -1), {})
+        self._trace_wait("wait input", -1, began, now)
 
     def wait_out_begin(self) -> float:
         now = _perf()
@@ -261,9 +259,13 @@ class StageClock:
         now = _perf()
         self._advance(now)
         self.waiting_out -= 1
+        self._trace_wait("wait output", -2, began, now)
+
+    def _trace_wait(self, what: str, lane: int, began: float, now: float) -> None:
+        """The wait as a span on its lane (``_lane_tid``) of the active trace, if any."""
         tracer = _trace.ACTIVE
         if tracer is not None:
-            tracer.complete("wait output", "wait", began, now, self._lane_tid(tracer, -2), {})
+            tracer.complete(what, "wait", began, now, self._lane_tid(tracer, lane), {})
 
     # --- the consumer ---------------------------------------------------------
     def consumer_request(self) -> float:
