@@ -114,9 +114,9 @@ def fn_function(*families: dict[str, str], label: str | None = None) -> Callable
         hints = typing.get_type_hints(function)
         keyword = {p for p, v in params.items() if v.kind in (v.KEYWORD_ONLY, v.POSITIONAL_OR_KEYWORD)}
         variadic = {p for p, v in params.items() if v.kind in (v.VAR_POSITIONAL, v.VAR_KEYWORD)}
-        op_name = label or getattr(function, "__op_name__", None)
         positional = [p for p, v in params.items() if v.kind in (v.POSITIONAL_ONLY, v.POSITIONAL_OR_KEYWORD)]
         required = {p for p, v in params.items() if v.default is v.empty and p not in variadic}
+        op_name = label
 
         def bind(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
             # The plain call (dynamic mode makes one per operator call) without inspect's binder,
@@ -189,11 +189,16 @@ def _is_node_list(value: Any) -> bool:
     return isinstance(value, (list, tuple)) and bool(value) and all(isinstance(v, DataNode) for v in value)
 
 
+#: fn sub-namespaces whose functions are named with a prefix in errors: by package, then by module.
+_PREFIXES = {"streamflow.ops.decoders": "decoders.", "streamflow.ops.readers": "readers.",
+             "streamflow.ops.segmentation": "segmentation.", "streamflow.ops.random": "random.",
+             "streamflow.ops.transforms": "transforms."}
+
+
 def _op_label(function: Callable[..., Any]) -> str:
-    module = function.__module__.rsplit(".", 1)[0]
-    prefix = {"streamflow.ops.decoders": "decoders.", "streamflow.ops.readers": "readers."}.get(module, "")
-    if function.__module__.endswith(".random"):
-        prefix = "random."
+    """The name of ``function`` in errors: DALI's, e.g. ``random.uniform``, ``segmentation.select_masks``."""
+    module = function.__module__
+    prefix = _PREFIXES.get(module.rsplit(".", 1)[0]) or _PREFIXES.get(module, "")
     return prefix + function.__name__
 
 
