@@ -32,7 +32,10 @@ import numpy as np
 from ..errors import PipelineDefinitionError
 from ..graph import DataNode
 
-__all__ = ["COMMON", "DECODER", "PIPELINE", "READER", "RESAMPLING", "TUNING", "check_pipeline_options", "fn_function"]
+__all__ = [
+    "COMMON", "DECODER", "PIPELINE", "READER", "RESAMPLING", "TUNING", "check_pipeline_options", "fn_function",
+    "shape_argument",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -298,3 +301,18 @@ def check_pipeline_options(options: dict[str, Any], known: Sequence[str]) -> Non
         close = difflib.get_close_matches(key, sorted({*known, *PIPELINE}), n=3)
         suggestion = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         raise TypeError(f"Pipeline() got an unexpected keyword argument {key!r}{suggestion}")
+
+
+def shape_argument(value: Any, what: str) -> tuple[int, ...]:
+    """A constant shape argument (an int or a list of ints, none negative) as a tuple.
+
+    Raises:
+        PipelineDefinitionError: naming ``what`` (e.g. ``"constant: shape"``).
+    """
+    try:
+        shape = tuple(int(v) for v in np.asarray(value).reshape(-1))
+    except (TypeError, ValueError):
+        raise PipelineDefinitionError(f"{what} must be an int or a list of ints, got {value!r}") from None
+    if any(s < 0 for s in shape):
+        raise PipelineDefinitionError(f"{what} must not be negative, got {list(shape)}")
+    return shape

@@ -34,7 +34,7 @@ from ..errors import PipelineDefinitionError, SampleError
 from ..graph import DataNode, add_node, split_arguments
 from ..operator import Chunk, Operator
 from ..types import DataType
-from .arguments import fn_function
+from .arguments import fn_function, shape_argument
 from .cast import parse_output_dtype
 
 __all__ = [
@@ -43,20 +43,6 @@ __all__ = [
 ]
 
 _INTS = "iu"
-
-
-def _shape(shape: int | Sequence[int] | None) -> tuple[int, ...]:
-    if shape is None:
-        return ()
-    if isinstance(shape, (int, np.integer)):
-        shape = (int(shape),)
-    try:
-        result = tuple(int(s) for s in shape)
-    except (TypeError, ValueError):
-        raise PipelineDefinitionError(f"shape must be an int or a list of ints, got {shape!r}") from None
-    if any(s < 0 for s in result):
-        raise PipelineDefinitionError(f"shape must not be negative, got {shape!r}")
-    return result
 
 
 def operator_key(chunk: Chunk, seed: int | None, name: str) -> rng.RandomKey:
@@ -92,7 +78,7 @@ class _RandomOp(Operator):
     def __init__(self, shape: int | Sequence[int] | None, name: str | None, *, seed: int | None = None,
                  shape_like: bool = False) -> None:
         super().__init__(name=name)
-        self.shape = _shape(shape)
+        self.shape = () if shape is None else shape_argument(shape, f"{self.name}: shape")
         if seed is not None and (not isinstance(seed, (int, np.integer)) or isinstance(seed, bool)):
             raise PipelineDefinitionError(f"{self.name}: seed must be an integer, got {seed!r}")
         self.seed = None if seed is None or int(seed) < 0 else int(seed)  # DALI's -1: not set
