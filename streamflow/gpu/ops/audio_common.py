@@ -13,18 +13,15 @@ __all__ = ["each_sample", "matmul_along", "matmul_by_length"]
 
 
 def each_sample(chunk: Chunk, ctx: GpuContext, compute: Callable[[int, Any], Any]) -> list[Any]:
-    """``compute(row, sample)`` per sample of the first input; a ``SampleError`` fails that row only."""
-    out: list[Any] = []
-    for row, sample in enumerate(chunk.inputs[0]):
-        try:
-            if not ctx.is_array(sample):
-                raise SampleError(f"expected an array on the {'GPU' if ctx.xp.__name__ == 'cupy' else 'host'}, "
-                                  f"got {type(sample).__name__}")
-            out.append(compute(row, sample))
-        except SampleError as err:
-            chunk.fail(row, err)
-            out.append(None)
-    return out
+    """``Chunk.each_sample`` for arrays of the context: any other sample fails its row."""
+
+    def checked(row: int, sample: Any) -> Any:
+        if not ctx.is_array(sample):
+            raise SampleError(f"expected an array on the {'GPU' if ctx.xp.__name__ == 'cupy' else 'host'}, "
+                              f"got {type(sample).__name__}")
+        return compute(row, sample)
+
+    return chunk.each_sample(checked)
 
 
 def matmul_along(xp: Any, matrix: Any, samples: list[Any], axes: list[int]) -> list[Any]:
