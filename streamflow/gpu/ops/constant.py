@@ -16,7 +16,6 @@ from ...operator import Chunk
 from ...ops.cast import cast_array
 from ...ops.constant import Constant, Fill, broadcast_fill
 from ..context import GpuContext
-from .cast_like import cast_xp
 from .registry import register
 
 __all__ = ["constant_gpu", "fill_gpu"]
@@ -39,7 +38,7 @@ def fill_gpu(op: Fill, chunk: Chunk, ctx: GpuContext) -> list[list[Any]]:
             if fill is None:
                 out.append(xp.full(shape, cast_array(np.asarray(op.value), dtype), dtype=dtype))
             else:
-                out.append(xp.array(cast_xp(xp, broadcast_fill(fill, shape, op.op_name, xp), dtype), order="C"))
+                out.append(xp.array(cast_array(broadcast_fill(fill, shape, op.op_name, xp), dtype, xp), order="C"))
         except SampleError as err:
             chunk.fail(row, err)
             out.append(None)
