@@ -131,17 +131,22 @@ class Fill(Operator):
             raise SampleError(f"{self.op_name}: fill_value must be numeric, got dtype {fill.dtype}")
         return shape, dtype, fill
 
-    def run(self, chunk: Chunk) -> list[list[Any]]:
+    def fill_batch(self, chunk: Chunk, xp: Any = np) -> list[Any]:
+        """Each row's output, an array of ``xp`` (numpy; cupy on the GPU); a ``SampleError`` fails the row."""
+
         def one(row: int, _: Any) -> Any:
             shape, dtype, fill = self.plan(chunk, row)
             if fill is None:
-                return np.full(shape, cast_array(np.asarray(self.value), dtype), dtype=dtype)
-            values = broadcast_fill(np.asarray(fill), shape, self.op_name)
-            return np.array(cast_array(values, dtype), order="C")
+                return xp.full(shape, cast_array(np.asarray(self.value), dtype), dtype=dtype)
+            values = broadcast_fill(xp.asarray(fill), shape, self.op_name, xp)
+            return xp.array(cast_array(values, dtype, xp), order="C")
 
         if not chunk.inputs:  # no input: one output per row of the batch
-            return [[self._one_safe(chunk, row, one) for row in range(len(chunk))]]
-        return [chunk.each_sample(one)]
+            return [self._one_safe(chunk, row, one) for row in range(len(chunk))]
+        return chunk.each_sample(one)
+
+    def run(self, chunk: Chunk) -> list[list[Any]]:
+        return [self.fill_batch(chunk)]
 
     @staticmethod
     def _one_safe(chunk: Chunk, row: int, one: Any) -> Any:
