@@ -20,7 +20,14 @@ from ..ops import conditional
 from ..ops.constant import constant_node
 from ..ops.random import uniform
 from . import augmentations as a
-from .core import Augmentation, Policy, forbid_unused_kwargs, pretty_select, signed_bin
+from .core import (
+    Augmentation,
+    Policy,
+    forbid_unused_kwargs,
+    pretty_select,
+    signed_bin,
+    suite_kwargs,
+)
 from .seeds import sub_seed
 from .translations import get_translations
 
@@ -59,10 +66,7 @@ def auto_augment(data: DataNode, policy_name: str = "image_net", shape: DataNode
         policy = get_reduced_image_net_policy()
     else:
         policy = policies[policy_name](shape is not None, max_translate_abs, max_translate_rel)
-    kwargs: dict[str, Any] = {"fill_value": fill_value, "interp_type": interp_type}
-    if shape is not None:
-        kwargs["shape"] = shape
-    return apply_auto_augment(policy, data, seed, **kwargs)
+    return apply_auto_augment(policy, data, seed, **suite_kwargs(shape, fill_value, interp_type))
 
 
 def auto_augment_image_net(data: DataNode, shape: DataNode | Sequence[int] | None = None, fill_value: int | None = 128,

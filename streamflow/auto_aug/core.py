@@ -35,7 +35,9 @@ from ..ops import conditional
 from ..ops.constant import constant_node
 from ..ops.random import uniform
 
-__all__ = ["Augmentation", "Policy", "SignedBin", "augmentation", "select", "signed_bin"]
+__all__ = [
+    "Augmentation", "Policy", "SignedBin", "augmentation", "select", "signed_bin", "suite_kwargs", "without",
+]
 
 _UNSET: Any = object()
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
@@ -271,6 +273,24 @@ def forbid_unused_kwargs(augmentations: Sequence[Augmentation], kwargs: dict[str
     if unused:
         raise PipelineDefinitionError(
             f"{where}: the argument(s) {', '.join(unused)} are used by none of the augmentations")
+
+
+def suite_kwargs(shape: Any, fill_value: Any, interp_type: Any) -> dict[str, Any]:
+    """The keyword arguments of the suites' warps: ``fill_value``, ``interp_type`` and, when given, ``shape``."""
+    kwargs: dict[str, Any] = {"fill_value": fill_value, "interp_type": interp_type}
+    if shape is not None:
+        kwargs["shape"] = shape
+    return kwargs
+
+
+def without(suite: Sequence[Augmentation], excluded: Sequence[str] | None, where: str) -> list[Augmentation]:
+    """``suite`` less the operations named in ``excluded``; a name not in the suite is an error."""
+    names = [x.name for x in suite]
+    for name in excluded or []:
+        if name not in names:
+            raise PipelineDefinitionError(
+                f"{where}: excluded {name!r} is not in the suite; its operations are {', '.join(names)}")
+    return [x for x in suite if x.name not in set(excluded or [])]
 
 
 def select(augmentations: Sequence[Augmentation], op_index: DataNode, *args: Any, **kwargs: Any) -> DataNode:

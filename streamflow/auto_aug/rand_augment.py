@@ -16,7 +16,14 @@ from ..errors import PipelineDefinitionError
 from ..graph import DataNode
 from ..ops.random import uniform
 from . import augmentations as a
-from .core import Augmentation, forbid_unused_kwargs, pretty_select, signed_bin
+from .core import (
+    Augmentation,
+    forbid_unused_kwargs,
+    pretty_select,
+    signed_bin,
+    suite_kwargs,
+    without,
+)
 from .seeds import sub_seed
 from .translations import get_translations
 
@@ -44,18 +51,10 @@ def rand_augment(data: DataNode, n: int, m: int, num_magnitude_bins: int = 31, s
             (``get_rand_augment_non_monotonic_suite``).
         excluded: names of suite operations to leave out.
     """
-    kwargs: dict[str, Any] = {"fill_value": fill_value, "interp_type": interp_type}
-    if shape is not None:
-        kwargs["shape"] = shape
     make = get_rand_augment_suite if monotonic_mag else get_rand_augment_non_monotonic_suite
-    suite = make(shape is not None, max_translate_abs, max_translate_rel)
-    names = [x.name for x in suite]
-    for name in excluded or []:
-        if name not in names:
-            raise PipelineDefinitionError(
-                f"rand_augment: excluded {name!r} is not in the suite; its operations are {', '.join(names)}")
-    chosen = [x for x in suite if x.name not in set(excluded or [])]
-    return apply_rand_augment(chosen, data, n, m, num_magnitude_bins=num_magnitude_bins, seed=seed, **kwargs)
+    chosen = without(make(shape is not None, max_translate_abs, max_translate_rel), excluded, "rand_augment")
+    return apply_rand_augment(chosen, data, n, m, num_magnitude_bins=num_magnitude_bins, seed=seed,
+                              **suite_kwargs(shape, fill_value, interp_type))
 
 
 def apply_rand_augment(augmentations: Sequence[Augmentation], data: DataNode, n: int, m: int,

@@ -14,7 +14,14 @@ from ..errors import PipelineDefinitionError
 from ..graph import DataNode
 from ..ops.random import uniform
 from . import augmentations as a
-from .core import Augmentation, forbid_unused_kwargs, pretty_select, signed_bin
+from .core import (
+    Augmentation,
+    forbid_unused_kwargs,
+    pretty_select,
+    signed_bin,
+    suite_kwargs,
+    without,
+)
 from .seeds import sub_seed
 from .translations import get_translations
 
@@ -36,17 +43,10 @@ def trivial_augment_wide(data: DataNode, num_magnitude_bins: int = 31, shape: Da
         seed: seed of the random choices.
         excluded: names of suite operations to leave out.
     """
-    kwargs: dict[str, Any] = {"fill_value": fill_value, "interp_type": interp_type}
-    if shape is not None:
-        kwargs["shape"] = shape
     suite = get_trivial_augment_wide_suite(shape is not None, max_translate_abs, max_translate_rel)
-    names = [x.name for x in suite]
-    for name in excluded or []:
-        if name not in names:
-            raise PipelineDefinitionError(
-                f"trivial_augment_wide: excluded {name!r} is not in the suite; its operations are {', '.join(names)}")
-    chosen = [x for x in suite if x.name not in set(excluded or [])]
-    return apply_trivial_augment(chosen, data, num_magnitude_bins=num_magnitude_bins, seed=seed, **kwargs)
+    chosen = without(suite, excluded, "trivial_augment_wide")
+    return apply_trivial_augment(chosen, data, num_magnitude_bins=num_magnitude_bins, seed=seed,
+                                 **suite_kwargs(shape, fill_value, interp_type))
 
 
 def apply_trivial_augment(augmentations: Sequence[Augmentation], data: DataNode, num_magnitude_bins: int = 31,

@@ -20,6 +20,6 @@ and its CPU implementation. Their GPU implementations live in
     readers/coco.py (coco_annotations.py, coco_masks.py)
     constant.py (constant, full, full_like, zeros, ones, *_like)  copy.py  cast_like.py  reinterpret.py
     get_property.py  batch_permutation.py  random_crop_generator.py  tensor_resize.py
-    displacement.py (water, sphere, jitter)  debayer.py  clahe.py  morphology.py (dilate, erode)
+    displacement.py (water, sphere, jitter)  debayer.py  clahe.py  opencv.py (their cv2)  morphology.py (dilate, erode)
     power_spectrum.py  dump_image.py  decoders/numpy.py  decoders/inflate.py  readers/sequence.py  readers/fits.py
 """

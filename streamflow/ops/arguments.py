@@ -32,7 +32,10 @@ import numpy as np
 from ..errors import PipelineDefinitionError
 from ..graph import DataNode
 
-__all__ = ["COMMON", "DECODER", "PIPELINE", "READER", "RESAMPLING", "TUNING", "check_pipeline_options", "fn_function"]
+__all__ = [
+    "COMMON", "DECODER", "PIPELINE", "READER", "RESAMPLING", "TUNING", "check_pipeline_options", "fn_function",
+    "shape_argument",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -114,9 +117,9 @@ def fn_function(*families: dict[str, str], label: str | None = None) -> Callable
         hints = typing.get_type_hints(function)
         keyword = {p for p, v in params.items() if v.kind in (v.KEYWORD_ONLY, v.POSITIONAL_OR_KEYWORD)}
         variadic = {p for p, v in params.items() if v.kind in (v.VAR_POSITIONAL, v.VAR_KEYWORD)}
-        op_name = label or getattr(function, "__op_name__", None)
         positional = [p for p, v in params.items() if v.kind in (v.POSITIONAL_ONLY, v.POSITIONAL_OR_KEYWORD)]
         required = {p for p, v in params.items() if v.default is v.empty and p not in variadic}
+        op_name = label
 
         def bind(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
             # The plain call (dynamic mode makes one per operator call) without inspect's binder,
@@ -189,11 +192,16 @@ def _is_node_list(value: Any) -> bool:
     return isinstance(value, (list, tuple)) and bool(value) and all(isinstance(v, DataNode) for v in value)
 
 
+#: fn sub-namespaces whose functions are named with a prefix in errors: by package, then by module.
+_PREFIXES = {"streamflow.ops.decoders": "decoders.", "streamflow.ops.readers": "readers.",
+             "streamflow.ops.segmentation": "segmentation.", "streamflow.ops.random": "random.",
+             "streamflow.ops.transforms": "transforms."}
+
+
 def _op_label(function: Callable[..., Any]) -> str:
-    module = function.__module__.rsplit(".", 1)[0]
-    prefix = {"streamflow.ops.decoders": "decoders.", "streamflow.ops.readers": "readers."}.get(module, "")
-    if function.__module__.endswith(".random"):
-        prefix = "random."
+    """The name of ``function`` in errors: DALI's, e.g. ``random.uniform``, ``segmentation.select_masks``."""
+    module = function.__module__
+    prefix = _PREFIXES.get(module.rsplit(".", 1)[0]) or _PREFIXES.get(module, "")
     return prefix + function.__name__
 
 
@@ -293,3 +301,18 @@ def check_pipeline_options(options: dict[str, Any], known: Sequence[str]) -> Non
         close = difflib.get_close_matches(key, sorted({*known, *PIPELINE}), n=3)
         suggestion = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         raise TypeError(f"Pipeline() got an unexpected keyword argument {key!r}{suggestion}")
+
+
+def shape_argument(value: Any, what: str) -> tuple[int, ...]:
+    """A constant shape argument (an int or a list of ints, none negative) as a tuple.
+
+    Raises:
+        PipelineDefinitionError: naming ``what`` (e.g. ``"constant: shape"``).
+    """
+    try:
+        shape = tuple(int(v) for v in np.asarray(value).reshape(-1))
+    except (TypeError, ValueError):
+        raise PipelineDefinitionError(f"{what} must be an int or a list of ints, got {value!r}") from None
+    if any(s < 0 for s in shape):
+        raise PipelineDefinitionError(f"{what} must not be negative, got {list(shape)}")
+    return shape

@@ -92,13 +92,17 @@ class AudioResample(Operator):
     def run(self, chunk: Chunk) -> list[list[Any]]:
         return [chunk.each_sample(lambda row, x: self._one(chunk, row, np.asarray(x)))]
 
-    def _one(self, chunk: Chunk, row: int, x: np.ndarray) -> np.ndarray:
+    def plan(self, chunk: Chunk, row: int, x: Any) -> tuple[float, float, int, np.dtype]:
+        """A sample's (input rate, output rate, output length, output type), once its shape and type are checked."""
         if x.ndim not in (1, 2):
             raise SampleError(f"audio_resample: expects a (time,) or (time, channels) signal, got shape {x.shape}")
-        if x.dtype not in RESAMPLE_TYPES:
+        if np.dtype(x.dtype) not in RESAMPLE_TYPES:
             raise SampleError(f"audio_resample: input type {x.dtype} is not supported")
-        in_rate, out_rate, length = self.rates(chunk, row, x.shape[0])
-        out_dtype = self.out_dtype or x.dtype
+        in_rate, out_rate, length = self.rates(chunk, row, int(x.shape[0]))
+        return in_rate, out_rate, length, self.out_dtype or np.dtype(x.dtype)
+
+    def _one(self, chunk: Chunk, row: int, x: np.ndarray) -> np.ndarray:
+        in_rate, out_rate, length, out_dtype = self.plan(chunk, row, x)
         shape = (length, *x.shape[1:])
         if length == 0 or (x.ndim == 2 and x.shape[1] == 0):
             return np.zeros(shape, dtype=out_dtype)

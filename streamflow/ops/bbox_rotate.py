@@ -35,7 +35,7 @@ from ..graph import DataNode, add_node, split_arguments
 from ..operator import Chunk, Operator
 from ..types import Device, Number
 from .arguments import fn_function
-from .boxes import F32, as_box_array
+from .boxes import F32, as_box_array, each_box_sample, kept_labels
 from .rotate import rotated_canvas_size
 
 __all__ = ["BBoxRotate", "bbox_rotate", "rotate_boxes"]
@@ -157,21 +157,12 @@ class BBoxRotate(Operator):
             if lab.dtype.kind not in "iu" or lab.ndim not in (1, 2) or lab.shape[0] != len(rows):
                 raise SampleError(f"bbox_rotate: labels must be integers, [N] or [N, 1] for {len(rows)} boxes, "
                                   f"got {lab.dtype} {lab.shape}")
-            values.append(np.ascontiguousarray(lab[kept]).astype(np.int32, copy=False))
+            values.append(kept_labels(lab, kept))
         return values
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
-        outs: list[list[Any]] = [[] for _ in range(self.num_outputs)]
-        for row, boxes in enumerate(chunk.inputs[0]):
-            labels = chunk.inputs[1][row] if self.has_labels else None
-            try:
-                values = self._one(chunk, row, boxes, labels)
-            except SampleError as err:
-                chunk.fail(row, err)
-                values = [None] * self.num_outputs
-            for k, v in enumerate(values):
-                outs[k].append(v)
-        return outs
+        return each_box_sample(chunk, self.has_labels, self.num_outputs,
+                               lambda row, boxes, labels: self._one(chunk, row, boxes, labels))
 
 
 @fn_function()

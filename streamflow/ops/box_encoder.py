@@ -27,7 +27,7 @@ from ..graph import DataNode, add_node
 from ..operator import Chunk, Operator
 from ..types import Device, Number
 from .arguments import fn_function
-from .boxes import F32, as_box_array
+from .boxes import F32, as_box_array, each_box_sample
 
 __all__ = ["BoxEncoder", "box_encoder", "centre_extent", "logf"]
 
@@ -135,18 +135,7 @@ class BoxEncoder(Operator):
         return rows, lab
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
-        boxes_out: list[Any] = []
-        labels_out: list[Any] = []
-        for row, (boxes, labels) in enumerate(zip(chunk.inputs[0], chunk.inputs[1])):
-            b: np.ndarray | None = None
-            lab_out: np.ndarray | None = None
-            try:
-                b, lab_out = self.encode(*self.check_sample(boxes, labels))
-            except SampleError as err:
-                chunk.fail(row, err)
-            boxes_out.append(b)
-            labels_out.append(lab_out)
-        return [boxes_out, labels_out]
+        return each_box_sample(chunk, True, 2, lambda row, boxes, labels: self.encode(*self.check_sample(boxes, labels)))
 
 
 @fn_function()

@@ -11,20 +11,24 @@ step as DALI does it, so the results agree with DALI bit for bit.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..errors import PipelineDefinitionError, SampleError
+from ..operator import Chunk
 
 __all__ = [
     "F32",
     "BoxLayout",
     "as_box_array",
     "box_volume",
+    "each_box_sample",
     "intersection_volume",
     "iou",
+    "kept_labels",
     "parse_box_layout",
     "read_boxes",
     "write_boxes",
@@ -143,3 +147,29 @@ def iou(a_lo: np.ndarray, a_hi: np.ndarray, b_lo: np.ndarray, b_hi: np.ndarray) 
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = inter / union
     return np.where(inter == 0, F32(0), ratio).astype(F32, copy=False)
+
+
+def kept_labels(labels: np.ndarray, indices: Any) -> np.ndarray:
+    """The labels of the boxes kept (``indices``, or a boolean mask), as int32 like DALI's."""
+    return np.ascontiguousarray(labels[indices]).astype(np.int32, copy=False)
+
+
+def each_box_sample(chunk: Chunk, has_labels: bool, num_outputs: int,
+                    compute: Callable[[int, Any, Any], Sequence[Any]]) -> list[list[Any]]:
+    """``compute(row, boxes, labels)`` (its ``num_outputs`` values) per row of a box operator.
+
+    ``labels`` is the second input's sample, or ``None`` when ``has_labels`` is
+    false. A ``SampleError`` fails only that row (all its outputs ``None``).
+    """
+    outs: list[list[Any]] = [[] for _ in range(num_outputs)]
+    for row, boxes in enumerate(chunk.inputs[0]):
+        labels = chunk.inputs[1][row] if has_labels else None
+        values: Sequence[Any]
+        try:
+            values = compute(row, boxes, labels)
+        except SampleError as err:
+            chunk.fail(row, err)
+            values = [None] * num_outputs
+        for k, v in enumerate(values):
+            outs[k].append(v)
+    return outs

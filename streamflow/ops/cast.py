@@ -7,6 +7,7 @@ other conversions are numpy casts.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -53,11 +54,20 @@ def cast_array(values: Any, dtype: np.dtype, xp: Any = np) -> Any:
         return values.astype(dtype)
 
 
-def parse_output_dtype(value: Any, what: str) -> np.dtype:
+def parse_output_dtype(value: Any, what: str, allowed: Sequence[Any] | None = None) -> np.dtype:
+    """``value`` (a ``DataType``, name or numpy type) as a numpy dtype, one of ``allowed`` when given.
+
+    Raises:
+        PipelineDefinitionError: naming ``what``, when the type is unknown or not allowed.
+    """
     try:
-        return parse_dtype(value).numpy
+        out = parse_dtype(value).numpy
     except ValueError as e:
         raise PipelineDefinitionError(f"{what}: {e}") from None
+    if allowed is not None and out not in [np.dtype(a) for a in allowed]:
+        names = ", ".join(np.dtype(a).name for a in allowed)
+        raise PipelineDefinitionError(f"{what}: dtype must be one of {names}, got {out.name}")
+    return out
 
 
 class Cast(Operator):

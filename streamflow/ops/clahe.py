@@ -16,26 +16,19 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..errors import MissingDependencyError, PipelineDefinitionError, SampleError
+from ..errors import PipelineDefinitionError, SampleError
 from ..graph import DataNode, add_node, input_layout
 from ..operator import Chunk, Operator
 from ..types import Device
 from .arguments import fn_function
+from .opencv import opencv
 
 __all__ = ["Clahe", "clahe", "equalize_clahe"]
 
 
-def _cv2() -> Any:
-    try:
-        import cv2
-    except ImportError as exc:
-        raise MissingDependencyError("opencv-python-headless", "opencv", "clahe") from exc
-    return cv2
-
-
 def equalize_clahe(image: np.ndarray, tiles_x: int, tiles_y: int, clip_limit: float, luma_only: bool) -> np.ndarray:
     """CLAHE of one HWC uint8 image with 1 or 3 channels (see the module docstring)."""
-    cv2 = _cv2()
+    cv2 = opencv("clahe")
     engine = cv2.createCLAHE(clipLimit=float(clip_limit), tileGridSize=(int(tiles_x), int(tiles_y)))
     channels = image.shape[2]
     if channels == 1:

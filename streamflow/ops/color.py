@@ -44,9 +44,9 @@ from ..types import (
     DataType,
     Device,
     Number,
-    parse_dtype,
 )
 from .arguments import fn_function
+from .cast import parse_output_dtype
 from .sequence import add_frames_node, frame_layout
 
 __all__ = ["BrightnessContrast", "ColorOp", "ColorTwist", "RGB2YIQ", "YIQ2RGB", "apply_linear", "brightness", "brightness_contrast", "contrast", "color_twist", "convert_to", "hsv", "hue", "saturation", "twist_matrix"]
@@ -72,16 +72,7 @@ _SUPPORTED = (np.uint8, np.int8, np.uint16, np.int16, np.int32, np.float16, np.f
 
 
 def _check_dtype(dtype: Any, what: str) -> np.dtype | None:
-    if dtype is None:
-        return None
-    try:
-        out = parse_dtype(dtype).numpy
-    except ValueError as e:
-        raise PipelineDefinitionError(f"{what}: {e}") from None
-    if out.type not in _SUPPORTED:
-        names = ", ".join(np.dtype(t).name for t in _SUPPORTED)
-        raise PipelineDefinitionError(f"{what}: dtype must be one of {names}, got {out.name}")
-    return out
+    return None if dtype is None else parse_output_dtype(dtype, what, _SUPPORTED)
 
 
 def _float_arg(value: Any, what: str) -> float:

@@ -33,7 +33,7 @@ from ..errors import PipelineDefinitionError, SampleError
 from ..graph import DataNode, add_node, input_layout, split_arguments
 from ..operator import Chunk, Operator
 from ..types import DataType, Device
-from .arguments import fn_function
+from .arguments import fn_function, shape_argument
 from .cast import cast_array, parse_output_dtype
 
 __all__ = [
@@ -50,16 +50,6 @@ __all__ = [
     "zeros",
     "zeros_like",
 ]
-
-
-def _shape_tuple(value: Any, what: str) -> tuple[int, ...]:
-    try:
-        shape = tuple(int(v) for v in np.asarray(value).reshape(-1))
-    except (TypeError, ValueError):
-        raise PipelineDefinitionError(f"{what} must be an int or a list of ints, got {value!r}") from None
-    if any(s < 0 for s in shape):
-        raise PipelineDefinitionError(f"{what} must not be negative, got {list(shape)}")
-    return shape
 
 
 def _check_layout(layout: str, ndim: int, what: str) -> None:
@@ -141,17 +131,22 @@ class Fill(Operator):
             raise SampleError(f"{self.op_name}: fill_value must be numeric, got dtype {fill.dtype}")
         return shape, dtype, fill
 
-    def run(self, chunk: Chunk) -> list[list[Any]]:
+    def fill_batch(self, chunk: Chunk, xp: Any = np) -> list[Any]:
+        """Each row's output, an array of ``xp`` (numpy; cupy on the GPU); a ``SampleError`` fails the row."""
+
         def one(row: int, _: Any) -> Any:
             shape, dtype, fill = self.plan(chunk, row)
             if fill is None:
-                return np.full(shape, cast_array(np.asarray(self.value), dtype), dtype=dtype)
-            values = broadcast_fill(np.asarray(fill), shape, self.op_name)
-            return np.array(cast_array(values, dtype), order="C")
+                return xp.full(shape, cast_array(np.asarray(self.value), dtype), dtype=dtype)
+            values = broadcast_fill(xp.asarray(fill), shape, self.op_name, xp)
+            return xp.array(cast_array(values, dtype, xp), order="C")
 
         if not chunk.inputs:  # no input: one output per row of the batch
-            return [[self._one_safe(chunk, row, one) for row in range(len(chunk))]]
-        return [chunk.each_sample(one)]
+            return [self._one_safe(chunk, row, one) for row in range(len(chunk))]
+        return chunk.each_sample(one)
+
+    def run(self, chunk: Chunk) -> list[list[Any]]:
+        return [self.fill_batch(chunk)]
 
     @staticmethod
     def _one_safe(chunk: Chunk, row: int, one: Any) -> Any:
@@ -224,7 +219,7 @@ def constant(
         values = np.asarray(idata, dtype=np.int64).reshape(-1)
         default = np.dtype(np.int32)
     out_dtype = default if dtype is None else parse_output_dtype(dtype, "constant: dtype")
-    out_shape = (values.size,) if shape is None else _shape_tuple(shape, "constant: shape")
+    out_shape = (values.size,) if shape is None else shape_argument(shape, "constant: shape")
     size = int(np.prod(out_shape))
     if values.size == 1:
         values = np.full(out_shape, values[0], dtype=values.dtype)
@@ -248,7 +243,7 @@ def _fill_node(op_name: str, inputs: list[DataNode], *, value: int | None, like:
     out_dtype = None if dtype is None else parse_output_dtype(dtype, f"{op_name}: dtype")
     if like:
         layout = input_layout(inputs[0], op_name)
-    fixed_shape = None if fixed is None else _shape_tuple(fixed, f"{op_name}: shape")
+    fixed_shape = None if fixed is None else shape_argument(fixed, f"{op_name}: shape")
     if layout and fixed_shape is not None and len(layout) != len(fixed_shape):
         raise PipelineDefinitionError(
             f"{op_name}: layout {layout!r} has {len(layout)} dimensions but the shape {list(fixed_shape)} has "

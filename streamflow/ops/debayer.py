@@ -20,11 +20,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..errors import MissingDependencyError, PipelineDefinitionError, SampleError
+from ..errors import PipelineDefinitionError, SampleError
 from ..graph import DataNode, add_node, input_layout, split_arguments
 from ..operator import Chunk, Operator
 from ..types import Device
 from .arguments import fn_function
+from .opencv import opencv
 
 __all__ = ["ALGORITHMS", "Debayer", "debayer", "demosaic"]
 
@@ -34,17 +35,9 @@ ALGORITHMS = {"bilinear_ocv": "2RGB", "edgeaware_ocv": "2RGB_EA", "vng_ocv": "2R
 _PATTERNS = {(0, 0): "BG", (0, 1): "GB", (1, 0): "GR", (1, 1): "RG"}
 
 
-def _cv2() -> Any:
-    try:
-        import cv2
-    except ImportError as exc:
-        raise MissingDependencyError("opencv-python-headless", "opencv", "debayer") from exc
-    return cv2
-
-
 def demosaic(image: np.ndarray, blue_position: tuple[int, int], algorithm: str) -> np.ndarray:
     """One Bayer image (H x W) to H x W x 3 (x 1 for ``gray_ocv``) with OpenCV."""
-    cv2 = _cv2()
+    cv2 = opencv("debayer")
     code = getattr(cv2, f"COLOR_Bayer{_PATTERNS[blue_position]}{ALGORITHMS[algorithm]}")
     out = cv2.cvtColor(np.ascontiguousarray(image), code)
     return out[..., None] if out.ndim == 2 else out

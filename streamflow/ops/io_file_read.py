@@ -79,6 +79,5 @@ def _read(filepaths: DataNode, *, device: str | None = None, name: str | None = 
     return add_node(FileRead(name=name), [filepaths], device=device)[0]
 
 
-_read.__op_name__ = "io.file.read"  # type: ignore[attr-defined]  # errors name DALI's operator
-read = fn_function(IO_TUNING)(_read)
+read = fn_function(IO_TUNING, label="io.file.read")(_read)  # errors name DALI's operator
 read.__name__ = read.__qualname__ = "read"

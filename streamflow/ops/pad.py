@@ -129,21 +129,26 @@ class Pad(Operator):
         fills = [chunk.arg("fill_value", r, self.fill_value) for r in range(len(shapes))]
         return padded_shapes(shapes, axes, targets, aligns), fills
 
-    def run(self, chunk: Chunk) -> list[list[Any]]:
-        samples = [np.asarray(x) for x in chunk.inputs[0]]
+    def pad_batch(self, chunk: Chunk, samples: Sequence[Any], xp: Any = np) -> list[Any]:
+        """Each sample padded to its planned shape (arrays of ``xp``: numpy, or cupy on the GPU).
+
+        The plan is one for the batch, so a bad plan fails every row.
+        """
         try:
-            out_shapes, fills = self.plan(chunk, [s.shape for s in samples])
+            out_shapes, fills = self.plan(chunk, [tuple(s.shape) for s in samples])
         except SampleError as err:
             for row in range(len(samples)):
                 chunk.fail(row, SampleError(err.reason))
-            return [[None] * len(samples)]
+            return [None] * len(samples)
         out: list[Any] = []
         for x, shape, fill in zip(samples, out_shapes, fills):
-            y = np.empty(shape, dtype=x.dtype)
-            y[...] = fill_as(fill, x.dtype)
+            y = xp.full(shape, fill_as(fill, x.dtype), dtype=x.dtype)
             y[tuple(slice(0, e) for e in x.shape)] = x
             out.append(y)
-        return [out]
+        return out
+
+    def run(self, chunk: Chunk) -> list[list[Any]]:
+        return [self.pad_batch(chunk, [np.asarray(x) for x in chunk.inputs[0]])]
 
     def layout(self, index: int) -> str:
         return self._layout

@@ -88,28 +88,34 @@ class Paste(Operator):
             if not 0 <= v <= 1:
                 raise PipelineDefinitionError(f"paste: {label} must be in [0, 1], got {v}")
 
+    def canvas(self, chunk: Chunk, row: int, shape: tuple[int, int, int]) -> tuple[int, int, int, int]:
+        """(canvas height, canvas width, y0, x0) for ``row``'s HWC image of ``shape``, its arguments checked."""
+        h, w, c = shape
+        if len(self.fill) != 1 and c != len(self.fill):
+            raise SampleError(
+                f"paste: the image has {c} channels but fill_value has {len(self.fill)} values "
+                f"(n_channels={self.n_channels}); give one fill value or one per channel"
+            )
+        ratio = _scalar(chunk.arg("ratio", row, self.ratio), "ratio")
+        px = _scalar(chunk.arg("paste_x", row, self.paste_x), "paste_x")
+        py = _scalar(chunk.arg("paste_y", row, self.paste_y), "paste_y")
+        min_canvas = _scalar(chunk.arg("min_canvas_size", row, self.min_canvas_size), "min_canvas_size")
+        if not ratio >= 1:
+            raise SampleError(f"paste: ratio must be >= 1, got {ratio}")
+        if not (0 <= px <= 1 and 0 <= py <= 1):
+            raise SampleError(f"paste: paste_x and paste_y must be in [0, 1], got {px} and {py}")
+        ch, cw, y0, x0 = paste_geometry(h, w, ratio, py, px, min_canvas)
+        if ch * cw * c > (1 << 34):
+            raise SampleError(f"paste: the canvas {ch}x{cw}x{c} is too large (ratio={ratio})")
+        return ch, cw, y0, x0
+
     def run(self, chunk: Chunk) -> list[list[Any]]:
         def one(row: int, sample: Any) -> np.ndarray:
             image = np.asarray(sample)
             if image.ndim != 3 or image.dtype.kind not in "uif":
                 raise SampleError(f"paste: expects numeric HWC images, got shape {image.shape} dtype {image.dtype}")
             h, w, c = image.shape
-            if len(self.fill) != 1 and c != len(self.fill):
-                raise SampleError(
-                    f"paste: the image has {c} channels but fill_value has {len(self.fill)} values "
-                    f"(n_channels={self.n_channels}); give one fill value or one per channel"
-                )
-            ratio = _scalar(chunk.arg("ratio", row, self.ratio), "ratio")
-            px = _scalar(chunk.arg("paste_x", row, self.paste_x), "paste_x")
-            py = _scalar(chunk.arg("paste_y", row, self.paste_y), "paste_y")
-            min_canvas = _scalar(chunk.arg("min_canvas_size", row, self.min_canvas_size), "min_canvas_size")
-            if not ratio >= 1:
-                raise SampleError(f"paste: ratio must be >= 1, got {ratio}")
-            if not (0 <= px <= 1 and 0 <= py <= 1):
-                raise SampleError(f"paste: paste_x and paste_y must be in [0, 1], got {px} and {py}")
-            ch, cw, y0, x0 = paste_geometry(h, w, ratio, py, px, min_canvas)
-            if ch * cw * c > (1 << 34):
-                raise SampleError(f"paste: the canvas {ch}x{cw}x{c} is too large (ratio={ratio})")
+            ch, cw, y0, x0 = self.canvas(chunk, row, (h, w, c))
             out = chunk.output_buffer(row, (ch, cw, c), image.dtype)
             if out is None:
                 out = np.empty((ch, cw, c), image.dtype)

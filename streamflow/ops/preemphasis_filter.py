@@ -63,15 +63,15 @@ class PreemphasisFilter(Operator):
     def coeff(self, chunk: Chunk, row: int) -> float:
         return float(np.asarray(chunk.arg("preemph_coeff", row, self.preemph_coeff)).reshape(-1)[0])
 
-    def run(self, chunk: Chunk) -> list[list[Any]]:
-        def one(row: int, x: Any) -> np.ndarray:
-            x = np.asarray(x)
-            if x.ndim not in (1, 2) or x.dtype.kind not in "uif":
-                raise SampleError(f"preemphasis_filter: expects a numeric (time,) or (time, channels) signal, "
-                                  f"got shape {x.shape} of {x.dtype}")
-            return cast_array(preemphasis(np, x, self.coeff(chunk, row), self.border), self.out_dtype)
+    def filter_sample(self, chunk: Chunk, row: int, x: Any, xp: Any = np) -> Any:
+        """One sample's output; ``x`` is an array of ``xp`` (numpy, or cupy on the GPU)."""
+        if x.ndim not in (1, 2) or x.dtype.kind not in "uif":
+            raise SampleError(f"preemphasis_filter: expects a numeric (time,) or (time, channels) signal, "
+                              f"got shape {x.shape} of {x.dtype}")
+        return cast_array(preemphasis(xp, x, self.coeff(chunk, row), self.border), self.out_dtype, xp)
 
-        return [chunk.each_sample(one)]
+    def run(self, chunk: Chunk) -> list[list[Any]]:
+        return [chunk.each_sample(lambda row, x: self.filter_sample(chunk, row, np.asarray(x)))]
 
     def layout(self, index: int) -> str:
         return self._layout

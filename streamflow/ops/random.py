@@ -33,8 +33,9 @@ from .. import rng
 from ..errors import PipelineDefinitionError, SampleError
 from ..graph import DataNode, add_node, split_arguments
 from ..operator import Chunk, Operator
-from ..types import DataType, parse_dtype
-from .arguments import fn_function
+from ..types import DataType
+from .arguments import fn_function, shape_argument
+from .cast import parse_output_dtype
 
 __all__ = [
     "Beta", "Choice", "CoinFlip", "Normal", "Uniform", "beta", "choice", "coin_flip", "normal", "operator_key",
@@ -42,20 +43,6 @@ __all__ = [
 ]
 
 _INTS = "iu"
-
-
-def _shape(shape: int | Sequence[int] | None) -> tuple[int, ...]:
-    if shape is None:
-        return ()
-    if isinstance(shape, (int, np.integer)):
-        shape = (int(shape),)
-    try:
-        result = tuple(int(s) for s in shape)
-    except (TypeError, ValueError):
-        raise PipelineDefinitionError(f"shape must be an int or a list of ints, got {shape!r}") from None
-    if any(s < 0 for s in result):
-        raise PipelineDefinitionError(f"shape must not be negative, got {shape!r}")
-    return result
 
 
 def operator_key(chunk: Chunk, seed: int | None, name: str) -> rng.RandomKey:
@@ -78,17 +65,8 @@ def convert_values(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return np.asarray(values).astype(dtype)
 
 
-def _dtype(value: Any, what: str, allowed: Sequence[Any] | None = None) -> np.dtype | None:
-    if value is None:
-        return None
-    try:
-        out = parse_dtype(value).numpy
-    except ValueError as err:
-        raise PipelineDefinitionError(f"{what}: {err}") from None
-    if allowed is not None and out not in [np.dtype(a) for a in allowed]:
-        names = ", ".join(np.dtype(a).name for a in allowed)
-        raise PipelineDefinitionError(f"{what}: dtype must be one of {names}, got {out.name}")
-    return out
+def _dtype(value: Any, what: str, allowed: Sequence[Any]) -> np.dtype | None:
+    return None if value is None else parse_output_dtype(value, what, allowed)
 
 
 _NUMERIC = (np.uint8, np.int8, np.uint16, np.int16, np.uint32, np.int32, np.uint64, np.int64, np.float32, np.float64)
@@ -100,7 +78,7 @@ class _RandomOp(Operator):
     def __init__(self, shape: int | Sequence[int] | None, name: str | None, *, seed: int | None = None,
                  shape_like: bool = False) -> None:
         super().__init__(name=name)
-        self.shape = _shape(shape)
+        self.shape = () if shape is None else shape_argument(shape, f"{self.name}: shape")
         if seed is not None and (not isinstance(seed, (int, np.integer)) or isinstance(seed, bool)):
             raise PipelineDefinitionError(f"{self.name}: seed must be an integer, got {seed!r}")
         self.seed = None if seed is None or int(seed) < 0 else int(seed)  # DALI's -1: not set

@@ -55,8 +55,10 @@ from .boxes import (
     BoxLayout,
     as_box_array,
     box_volume,
+    each_box_sample,
     intersection_volume,
     iou,
+    kept_labels,
     parse_box_layout,
     read_boxes,
     write_boxes,
@@ -340,23 +342,14 @@ class RandomBBoxCrop(Operator):
         result = find_crop(lo, hi, self.params, gen, input_shape, crop_shape)
         out: list[Any] = [result.anchor, result.shape, write_boxes(result.lo, result.hi, layout)]
         if lab is not None:
-            out.append(np.ascontiguousarray(lab[result.indices]).astype(np.int32, copy=False))
+            out.append(kept_labels(lab, result.indices))
         if self.output_bbox_indices:
             out.append(result.indices)
         return out
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
-        outs: list[list[Any]] = [[] for _ in range(self.num_outputs)]
-        for row, boxes in enumerate(chunk.inputs[0]):
-            labels = chunk.inputs[1][row] if self.has_labels else None
-            try:
-                values = self._one(chunk, row, boxes, labels)
-            except SampleError as err:
-                chunk.fail(row, err)
-                values = [None] * self.num_outputs
-            for k, v in enumerate(values):
-                outs[k].append(v)
-        return outs
+        return each_box_sample(chunk, self.has_labels, self.num_outputs,
+                               lambda row, boxes, labels: self._one(chunk, row, boxes, labels))
 
 
 def _params(thresholds: Any, allow_no_crop: bool, num_attempts: int, total_num_attempts: int, scaling: Any,

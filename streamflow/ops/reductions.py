@@ -44,8 +44,9 @@ from .._native import filters as native
 from ..errors import PipelineDefinitionError, SampleError
 from ..graph import DataNode, add_node, input_layout
 from ..operator import Chunk, Operator
-from ..types import DataType, Device, parse_dtype
+from ..types import DataType, Device
 from .arguments import fn_function
+from .cast import parse_output_dtype
 
 __all__ = [
     "Reduction",
@@ -197,10 +198,7 @@ class Reduction(Operator):
         if int(ddof) < 0:
             raise PipelineDefinitionError(f"{self.name}: ddof must be >= 0, got {ddof}")
         self.ddof = int(ddof)
-        try:
-            self.dtype = None if dtype is None else parse_dtype(dtype).numpy
-        except ValueError as err:
-            raise PipelineDefinitionError(f"{self.name}: {err}") from None
+        self.dtype = None if dtype is None else parse_output_dtype(dtype, self.name)
 
     def _axes_from(self, axes: int | Sequence[int] | None, axis_names: str | None) -> tuple[int, ...] | None:
         if axis_names is not None:

@@ -129,16 +129,17 @@ class Reinterpret(Operator):
                                   shape=shape, rel_shape=rel, src_dims=src)
         return out, dtype
 
-    def run(self, chunk: Chunk) -> list[list[Any]]:
-        def one(row: int, sample: Any) -> Any:
-            arr = np.asarray(sample, order="C")
-            shape, dtype = self.target(chunk, row, arr)
-            if self._layout and len(shape) != len(self._layout):
-                raise SampleError(f"reinterpret: the layout {self._layout!r} does not fit the {len(shape)}-D output "
-                                  f"shape {list(shape)}; give the output's layout (layout=...)")
-            return arr.reshape(-1).view(np.uint8).view(dtype).reshape(shape)
+    def view_sample(self, chunk: Chunk, row: int, sample: Any, xp: Any = np) -> Any:
+        """One sample's bytes seen as the output (an array of ``xp``: numpy, or cupy on the GPU)."""
+        arr = xp.asarray(sample, order="C")
+        shape, dtype = self.target(chunk, row, arr)
+        if self._layout and len(shape) != len(self._layout):
+            raise SampleError(f"reinterpret: the layout {self._layout!r} does not fit the {len(shape)}-D output "
+                              f"shape {list(shape)}; give the output's layout (layout=...)")
+        return arr.reshape(-1).view(np.uint8).view(dtype).reshape(shape)
 
-        return [chunk.each_sample(one)]
+    def run(self, chunk: Chunk) -> list[list[Any]]:
+        return [chunk.each_sample(lambda row, sample: self.view_sample(chunk, row, sample))]
 
     def layout(self, index: int) -> str:
         return self._layout

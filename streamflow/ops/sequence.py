@@ -243,14 +243,15 @@ class SequenceRearrange(Operator):
             )
         return order
 
-    def run(self, chunk: Chunk) -> list[list[Any]]:
-        def rearrange(row: int, seq: Any) -> Any:
-            seq = np.asarray(seq)
-            if seq.ndim < 1:
-                raise SampleError("sequence_rearrange: expected a sequence, got a scalar")
-            return np.ascontiguousarray(seq[self.order_of(chunk, row, seq.shape[0])])
+    def rearrange(self, chunk: Chunk, row: int, seq: Any, xp: Any = np) -> Any:
+        """``row``'s sequence reordered; ``seq`` is an array of ``xp`` (numpy, or cupy on the GPU)."""
+        if seq.ndim < 1:
+            raise SampleError("sequence_rearrange: expected a sequence, got a scalar")
+        order = self.order_of(chunk, row, int(seq.shape[0]))
+        return xp.ascontiguousarray(seq[xp.asarray(order)])
 
-        return [chunk.each_sample(rearrange)]
+    def run(self, chunk: Chunk) -> list[list[Any]]:
+        return [chunk.each_sample(lambda row, seq: self.rearrange(chunk, row, np.asarray(seq)))]
 
     def layout(self, index: int) -> str:
         return self._layout
@@ -298,19 +299,21 @@ class ElementExtract(Operator):
         self.num_outputs = len(self.element_map)
         self._layout = layout
 
-    def run(self, chunk: Chunk) -> list[list[Any]]:
+    def extract(self, chunk: Chunk, seqs: Sequence[Any], xp: Any = np) -> list[list[Any]]:
+        """Per element of ``element_map``, that element of each sequence (arrays of ``xp``: numpy, or cupy)."""
         outs: list[list[Any]] = [[None] * len(chunk) for _ in self.element_map]
-        for row, seq in enumerate(chunk.inputs[0]):
-            seq = np.asarray(seq)
-            bad = [e for e in self.element_map if not 0 <= e < (seq.shape[0] if seq.ndim else 0)]
+        for row, seq in enumerate(seqs):
+            n = int(seq.shape[0]) if seq.ndim else 0
+            bad = [e for e in self.element_map if not 0 <= e < n]
             if bad:
-                chunk.fail(row, SampleError(
-                    f"element_extract: element {bad[0]} is outside the sequence of {seq.shape[0] if seq.ndim else 0} elements"
-                ))
+                chunk.fail(row, SampleError(f"element_extract: element {bad[0]} is outside the sequence of {n} elements"))
                 continue
             for k, e in enumerate(self.element_map):
-                outs[k][row] = np.ascontiguousarray(seq[e])
+                outs[k][row] = xp.ascontiguousarray(seq[e])
         return outs
+
+    def run(self, chunk: Chunk) -> list[list[Any]]:
+        return self.extract(chunk, [np.asarray(seq) for seq in chunk.inputs[0]])
 
     def layout(self, index: int) -> str:
         return frame_layout(self._layout) if self._layout.startswith("F") else ""

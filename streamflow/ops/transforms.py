@@ -353,14 +353,8 @@ def _add(op: AffineTransform, data: DataNode | None, per_sample: dict[str, DataN
     return add_node(op, [] if data is None else [data], per_sample, device=device)[0]
 
 
-def _named(function: Any) -> Any:
-    """Name the function ``transforms.<name>`` in argument errors (read by ``fn_function``)."""
-    function.__op_name__ = f"transforms.{function.__name__}"
-    return function
-
 
 @fn_function()
-@_named
 def translation(
     data: DataNode | None = None,
     *,
@@ -376,7 +370,6 @@ def translation(
 
 
 @fn_function()
-@_named
 def scale(
     data: DataNode | None = None,
     *,
@@ -396,7 +389,6 @@ def scale(
 
 
 @fn_function()
-@_named
 def rotation(
     data: DataNode | None = None,
     *,
@@ -414,7 +406,6 @@ def rotation(
 
 
 @fn_function()
-@_named
 def shear(
     data: DataNode | None = None,
     *,
@@ -434,7 +425,6 @@ def shear(
 
 
 @fn_function()
-@_named
 def crop(
     data: DataNode | None = None,
     *,
@@ -455,7 +445,6 @@ def crop(
 
 
 @fn_function()
-@_named
 def combine(
     *inputs: DataNode,
     reverse_order: bool = False,

@@ -179,15 +179,22 @@ class StageClock:
             return
         dt = now - self.last
         if dt > 0:
-            if self.in_progress:
-                self.busy += dt
-            elif self.waiting_out:
-                self.wait_out += dt
-            elif self.waiting_in:
-                self.wait_in += dt
-            else:
-                self.other += dt
+            self.busy, self.wait_in, self.wait_out, self.other = self._charged(dt)
         self.last = now
+
+    def _charged(self, dt: float) -> tuple[float, float, float, float]:
+        """(busy, wait_in, wait_out, other) with ``dt`` more of the current state (a batch in
+        progress counts as busy, then waiting for output, then waiting for input)."""
+        busy, wait_in, wait_out, other = self.busy, self.wait_in, self.wait_out, self.other
+        if self.in_progress:
+            busy += dt
+        elif self.waiting_out:
+            wait_out += dt
+        elif self.waiting_in:
+            wait_in += dt
+        else:
+            other += dt
+        return busy, wait_in, wait_out, other
 
     def work_begin(self) -> tuple[float, int, Any]:
         """A batch starts; returns the token for ``work_end``."""
@@ -240,9 +247,7 @@ class StageClock:
         now = _perf()
         self._advance(now)
         self.waiting_in -= 1
-        tracer = _trace.ACTIVE
-        if tracer is not None:
-            tracer.complete("wait input", "wait", began, now, self._lane_tid(tracer, -1), {})
+        self._trace_wait("wait input", -1, began, now)
 
     def wait_out_begin(self) -> float:
         now = _perf()
@@ -254,9 +259,13 @@ class StageClock:
         now = _perf()
         self._advance(now)
         self.waiting_out -= 1
+        self._trace_wait("wait output", -2, began, now)
+
+    def _trace_wait(self, what: str, lane: int, began: float, now: float) -> None:
+        """The wait as a span on its lane (``_lane_tid``) of the active trace, if any."""
         tracer = _trace.ACTIVE
         if tracer is not None:
-            tracer.complete("wait output", "wait", began, now, self._lane_tid(tracer, -2), {})
+            tracer.complete(what, "wait", began, now, self._lane_tid(tracer, lane), {})
 
     # --- the consumer ---------------------------------------------------------
     def consumer_request(self) -> float:
@@ -299,15 +308,7 @@ class StageClock:
         busy, wait_in, wait_out, other = self.busy, self.wait_in, self.wait_out, self.other
         wall = 0.0
         if self.started is not None:
-            dt = max(0.0, now - self.last)
-            if self.in_progress:
-                busy += dt
-            elif self.waiting_out:
-                wait_out += dt
-            elif self.waiting_in:
-                wait_in += dt
-            else:
-                other += dt
+            busy, wait_in, wait_out, other = self._charged(max(0.0, now - self.last))
             wall = busy + wait_in + wait_out + other
         queue = None
         if self.queue_name:

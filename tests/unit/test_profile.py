@@ -188,6 +188,9 @@ def test_trace_is_valid_chrome_json(tmp_path: Path) -> None:
     thread_names = {e["tid"]: e["args"]["name"] for e in events if e["name"] == "thread_name"}
     op_threads = {e["tid"] for e in events if e.get("cat") == "operator"}
     assert op_threads and all("worker" in thread_names[t] for t in op_threads), thread_names
+    # waits for input (the consumer's, at least) are spans on a lane of their own
+    waits = [e for e in events if e["ph"] == "X" and e.get("cat") == "wait" and e["name"] == "wait input"]
+    assert waits and all(thread_names[e["tid"]].endswith("(wait input)") for e in waits), thread_names
     assert trace.ACTIVE is None  # recording stopped
 
 

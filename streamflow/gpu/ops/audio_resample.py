@@ -14,9 +14,8 @@ import numpy as np
 
 from ..._native import audio as native_audio
 from ..._native.audio import normalized_float, normalized_int
-from ...errors import SampleError
 from ...operator import Chunk
-from ...ops.audio_resample import RESAMPLE_TYPES, AudioResample
+from ...ops.audio_resample import AudioResample
 from ..context import GpuContext
 from .audio_common import each_sample
 from .registry import register
@@ -57,12 +56,7 @@ def audio_resample_gpu(op: AudioResample, chunk: Chunk, ctx: GpuContext) -> list
     xp = ctx.xp
 
     def one(row: int, x: Any) -> Any:
-        if x.ndim not in (1, 2):
-            raise SampleError(f"audio_resample: expects a (time,) or (time, channels) signal, got shape {x.shape}")
-        if np.dtype(x.dtype) not in RESAMPLE_TYPES:
-            raise SampleError(f"audio_resample: input type {x.dtype} is not supported")
-        in_rate, out_rate, length = op.rates(chunk, row, int(x.shape[0]))
-        out_dtype = op.out_dtype or np.dtype(x.dtype)
+        in_rate, out_rate, length, out_dtype = op.plan(chunk, row, x)
         if length == 0 or x.shape[0] == 0 or (x.ndim == 2 and x.shape[1] == 0):
             return xp.zeros((length, *x.shape[1:]), dtype=out_dtype)
         y = resample_xp(xp, normalized_float(x, xp), in_rate, out_rate, length, op.quality)

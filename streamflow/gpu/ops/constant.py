@@ -9,14 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from ...errors import SampleError
 from ...operator import Chunk
-from ...ops.cast import cast_array
-from ...ops.constant import Constant, Fill, broadcast_fill
+from ...ops.constant import Constant, Fill
 from ..context import GpuContext
-from .cast_like import cast_xp
 from .registry import register
 
 __all__ = ["constant_gpu", "fill_gpu"]
@@ -31,16 +26,4 @@ def constant_gpu(op: Constant, chunk: Chunk, ctx: GpuContext) -> list[list[Any]]
 
 @register(Fill)
 def fill_gpu(op: Fill, chunk: Chunk, ctx: GpuContext) -> list[list[Any]]:
-    xp = ctx.xp
-    out: list[Any] = []
-    for row in range(len(chunk)):
-        try:
-            shape, dtype, fill = op.plan(chunk, row)
-            if fill is None:
-                out.append(xp.full(shape, cast_array(np.asarray(op.value), dtype), dtype=dtype))
-            else:
-                out.append(xp.array(cast_xp(xp, broadcast_fill(fill, shape, op.op_name, xp), dtype), order="C"))
-        except SampleError as err:
-            chunk.fail(row, err)
-            out.append(None)
-    return [out]
+    return [op.fill_batch(chunk, ctx.xp)]

@@ -13,21 +13,19 @@ from .. import kernels as K
 from ..context import GpuContext, float_bits, param_rows
 from .registry import register
 
-__all__ = ["CMN_KIND", "channel_table", "cmn_outputs", "crop_mirror_normalize_gpu", "fill_cmn_slots"]
+__all__ = ["CMN_KIND", "cmn_outputs", "cmn_row", "crop_mirror_normalize_gpu"]
 
 #: Kernel name suffix of each output type.
 CMN_KIND = {np.dtype(np.float32): "f32", np.dtype(np.float16): "f16", np.dtype(np.uint8): "u8"}
 
 
-def channel_table(op: CropMirrorNormalize, chunk: Chunk, row: int, channels: int) -> tuple[int, np.ndarray]:
-    """(output channels, the float32 [mean x C, mul x C, fill x OC] table) of one sample."""
+def cmn_row(op: CropMirrorNormalize, chunk: Chunk, row: int, channels: int,
+            window: tuple[int, int, int, int]) -> tuple[np.ndarray, np.ndarray, tuple[int, int, int]]:
+    """One sample's parameter row (its crop_mirror_normalize slots filled), its float32
+    [mean x C, mul x C, fill x OC] channel table and its output (oc, h, w)."""
     oc, mean, mul, fill = op.channel_values(chunk, row, channels)
-    return oc, np.asarray([*mean, *mul, *fill], dtype=np.float32)
-
-
-def fill_cmn_slots(op: CropMirrorNormalize, chunk: Chunk, row: int, P: np.ndarray, window: tuple[int, int, int, int],
-                   oc: int) -> tuple[int, int, int]:
-    """The crop_mirror_normalize slots of one sample's row; returns its output (oc, h, w)."""
+    table = np.asarray([*mean, *mul, *fill], dtype=np.float32)
+    P = np.zeros(K.NP, dtype=np.int64)
     S = K.CMN_SLOTS
     y0, x0, h, w = window
     P[S["OH"]], P[S["OW"]], P[S["OC"]] = h, w, oc
@@ -35,7 +33,7 @@ def fill_cmn_slots(op: CropMirrorNormalize, chunk: Chunk, row: int, P: np.ndarra
     P[S["MIRROR"]] = int(bool(int(chunk.arg("mirror", row, op.mirror))))
     P[S["Y0"]], P[S["X0"]] = y0, x0
     P[S["SHIFT"]] = float_bits(op.shift)
-    return oc, h, w
+    return P, table, (oc, h, w)
 
 
 def cmn_outputs(ctx: GpuContext, op: CropMirrorNormalize, shapes: list[tuple[int, int, int]], P: np.ndarray) -> list[Any]:
@@ -60,13 +58,12 @@ def crop_mirror_normalize_gpu(op: CropMirrorNormalize, chunk: Chunk, ctx: GpuCon
                 raise SampleError(f"src must have dtype uint8, float32; got {img.dtype}")
             H, W, C = (int(v) for v in img.shape)
             window = op.window_for(chunk, row, H, W) or (0, 0, H, W)
-            oc, table = channel_table(op, chunk, row, C)
-            P = np.zeros(K.NP, dtype=np.int64)
-            shapes.append(fill_cmn_slots(op, chunk, row, P, window, oc))
+            P, table, shape = cmn_row(op, chunk, row, C, window)
         except (SampleError, ValueError) as err:
             chunk.fail(row, err)
             continue
         rows.append(row)
+        shapes.append(shape)
         imgs.append(img)
         tables.append(table)
         P_rows.append(P)

@@ -8,7 +8,7 @@ from ...errors import SampleError
 from ...operator import Chunk
 from ...ops.mel_filter_bank import MelFilterBank
 from ..context import GpuContext
-from .audio_common import each_sample, matmul_along
+from .audio_common import each_sample, matmul_by_length
 from .registry import register
 
 __all__ = ["mel_filter_bank_gpu"]
@@ -25,14 +25,9 @@ def mel_filter_bank_gpu(op: MelFilterBank, chunk: Chunk, ctx: GpuContext) -> lis
         return x
 
     samples = each_sample(chunk, ctx, check)
-    out: list[Any] = [None] * len(chunk)
-    groups: dict[int, list[int]] = {}  # samples with the same number of bins share one product
-    for row, x in enumerate(samples):
-        if x is not None:
-            groups.setdefault(x.shape[op.freq_axis(x.ndim)], []).append(row)
-    for bins, rows in groups.items():
-        weights = xp.asarray(op.weights(bins))
-        axes = [op.freq_axis(samples[r].ndim) for r in rows]
-        for row, result in zip(rows, matmul_along(xp, weights, [samples[r] for r in rows], axes)):
-            out[row] = result.astype(xp.float32, copy=False)
-    return [out]
+
+    def axis(x: Any) -> int:
+        return op.freq_axis(x.ndim)
+
+    out = matmul_by_length(xp, samples, axis, lambda x: op.weights(x.shape[axis(x)]))
+    return [[None if r is None else r.astype(xp.float32, copy=False) for r in out]]

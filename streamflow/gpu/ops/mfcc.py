@@ -8,7 +8,7 @@ from ...errors import SampleError
 from ...operator import Chunk
 from ...ops.mfcc import Mfcc
 from ..context import GpuContext
-from .audio_common import each_sample, matmul_along
+from .audio_common import each_sample, matmul_by_length
 from .registry import register
 
 __all__ = ["mfcc_gpu"]
@@ -25,15 +25,5 @@ def mfcc_gpu(op: Mfcc, chunk: Chunk, ctx: GpuContext) -> list[list[Any]]:
         return x
 
     samples = each_sample(chunk, ctx, check)
-    out: list[Any] = [None] * len(chunk)
-    groups: dict[int, list[int]] = {}
-    for row, x in enumerate(samples):
-        if x is not None:
-            groups.setdefault(x.shape[op.axis % x.ndim], []).append(row)
-    for rows in groups.values():
-        first = samples[rows[0]]
-        matrix = xp.asarray(op.matrix(first.ndim, tuple(first.shape))[1])
-        axes = [op.axis % samples[r].ndim for r in rows]
-        for row, result in zip(rows, matmul_along(xp, matrix, [samples[r] for r in rows], axes)):
-            out[row] = result
-    return [out]
+    return [matmul_by_length(xp, samples, lambda x: op.axis % x.ndim,
+                             lambda x: op.matrix(x.ndim, tuple(x.shape))[1])]

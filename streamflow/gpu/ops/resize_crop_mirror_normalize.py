@@ -12,7 +12,7 @@ from ...ops.resize_crop_mirror_normalize import ResizeCropMirrorNormalize
 from .. import kernels as K
 from ..context import GpuContext
 from ..resample import plan_resample, queue_first_pass
-from .crop_mirror_normalize import CMN_KIND, channel_table, cmn_outputs, fill_cmn_slots
+from .crop_mirror_normalize import CMN_KIND, cmn_outputs, cmn_row
 from .registry import register
 
 __all__ = ["resize_crop_mirror_normalize_gpu"]
@@ -45,15 +45,14 @@ def resize_crop_mirror_normalize_gpu(op: ResizeCropMirrorNormalize, chunk: Chunk
                 region = (ry0, rx0, rh, rw)
             spec = op.resize.spec
             job = plan_resample(img, size, roi, region, spec.interp, spec.antialias, spec.mag_interp)
-            oc, table = channel_table(cmn, cmn_chunk, row, C)
-            P = np.zeros(K.NP, dtype=np.int64)
-            shapes.append(fill_cmn_slots(cmn, cmn_chunk, row, P, window, oc))
+            P, table, shape = cmn_row(cmn, cmn_chunk, row, C, window)
             P[S["RY0"]], P[S["RX0"]], P[S["RH"]], P[S["RW"]] = ry0, rx0, rh, rw
             P[S["ROUND_U8"]] = int(resize_dtype == np.uint8)
         except (SampleError, ValueError) as err:
             chunk.fail(row, err)
             continue
         rows.append(row)
+        shapes.append(shape)
         jobs.append(job)
         tables.append(table)
         P_rows.append(P)

@@ -35,28 +35,9 @@ def per_frame_gpu(op: PerFrame, chunk: Chunk, ctx: GpuContext) -> list[list[Any]
 
 @register(SequenceRearrange)
 def sequence_rearrange_gpu(op: SequenceRearrange, chunk: Chunk, ctx: GpuContext) -> list[list[Any]]:
-    xp = ctx.xp
-
-    def rearrange(row: int, seq: Any) -> Any:
-        if seq.ndim < 1:
-            raise SampleError("sequence_rearrange: expected a sequence, got a scalar")
-        order = op.order_of(chunk, row, int(seq.shape[0]))
-        return xp.ascontiguousarray(seq[xp.asarray(order)])
-
-    return [chunk.each_sample(rearrange)]
+    return [chunk.each_sample(lambda row, seq: op.rearrange(chunk, row, seq, ctx.xp))]
 
 
 @register(ElementExtract)
 def element_extract_gpu(op: ElementExtract, chunk: Chunk, ctx: GpuContext) -> list[list[Any]]:
-    outs: list[list[Any]] = [[None] * len(chunk) for _ in op.element_map]
-    for row, seq in enumerate(chunk.inputs[0]):
-        n = int(seq.shape[0]) if seq.ndim else 0
-        bad = [e for e in op.element_map if not 0 <= e < n]
-        if bad:
-            chunk.fail(row, SampleError(f"element_extract: element {bad[0]} is outside the sequence of {n} elements"))
-            continue
-        for k, e in enumerate(op.element_map):
-            outs[k][row] = ctx.xp.ascontiguousarray(seq[e])
-    return outs
-
-
+    return op.extract(chunk, chunk.inputs[0], ctx.xp)

@@ -68,13 +68,8 @@ class RandomMaskPixel(Operator):
         return [chunk.each_sample(lambda row, sample: self._one(chunk, row, sample))]
 
 
-def _named(function: Any) -> Any:
-    function.__op_name__ = f"segmentation.{function.__name__}"
-    return function
-
 
 @fn_function()
-@_named
 def random_mask_pixel(
     data: DataNode,
     *,

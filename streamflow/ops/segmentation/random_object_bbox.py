@@ -197,13 +197,8 @@ class RandomObjectBBox(Operator):
         return outs
 
 
-def _named(function: Any) -> Any:
-    function.__op_name__ = f"segmentation.{function.__name__}"
-    return function
-
 
 @fn_function()
-@_named
 def random_object_bbox(
     data: DataNode,
     *,

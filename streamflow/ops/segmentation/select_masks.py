@@ -95,13 +95,8 @@ class SelectMasks(Operator):
         return [polys_out, verts_out]
 
 
-def _named(function: Any) -> Any:
-    function.__op_name__ = f"segmentation.{function.__name__}"
-    return function
-
 
 @fn_function()
-@_named
 def select_masks(
     mask_ids: DataNode,
     polygons: DataNode,

@@ -1,5 +1,5 @@
 """``cast_like`` against DALI 2.4 (exact: rounding half away from zero, saturation, NaN -> 0), and its
-GPU version (``cast_xp``) through the host context."""
+GPU version (``cast_array`` over the array module) through the host context."""
 
 from __future__ import annotations
 
@@ -38,3 +38,20 @@ def test_gpu_cast_like_equals_cpu(kernel_ctx, target) -> None:
         got = find_impl(CastLike())(CastLike(), chunk, kernel_ctx)[0]
     kernel_ctx.synchronize()
     assert_same_outputs([kernel_ctx.to_host(g) for g in got], want, f"cast_like to {np.dtype(target)}")
+
+
+class _OtherArrayModule:
+    """numpy under another name: ``cast_array`` then runs its array-module code (cupy's path on a GPU)."""
+
+    def __getattr__(self, name: str):
+        return getattr(np, name)
+
+
+@pytest.mark.parametrize("target", [np.uint8, np.int8, np.int16, np.uint16, np.int32, np.uint32, np.int64,
+                                    np.uint64, np.float16, np.float32, np.float64, np.bool_])
+def test_cast_array_over_another_array_module_equals_numpy(target) -> None:
+    for v in VALUES:
+        want = cast_array(v, np.dtype(target))
+        got = cast_array(v, np.dtype(target), _OtherArrayModule())
+        assert got.dtype == want.dtype, (v.dtype, target)
+        np.testing.assert_array_equal(got, want, err_msg=f"{v.dtype} -> {np.dtype(target)}")  # NaN == NaN here

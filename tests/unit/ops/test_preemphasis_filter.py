@@ -55,3 +55,12 @@ def test_gpu_equals_cpu(kernel_ctx, case: str) -> None:
                np.zeros((2, 2, 2), np.float32)]
     gpu_vs_cpu(kernel_ctx, PreemphasisFilter(**CASES[case]), samples, args={"preemph_coeff": [0.9, 0.5, 0.97, 0.1, 0.0]}
                if case == "default" else None)
+
+
+def test_gpu_integer_output_rounds_as_cast(kernel_ctx) -> None:
+    """0.49999997 + 0.5 is 1 in float32 but not in float64: the output rounds as ``cast`` does (to 0)."""
+    from audio_helpers import gpu_vs_cpu
+
+    x = np.array([0.49999997, -0.49999997, 2.5, -2.5, 1e9, np.nan], np.float32)
+    for dtype in ("int16", "int32", "uint8"):
+        gpu_vs_cpu(kernel_ctx, PreemphasisFilter(preemph_coeff=0.0, border="zero", dtype=dtype), [x])

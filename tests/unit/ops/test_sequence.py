@@ -161,7 +161,7 @@ def test_a_video_pipeline_end_to_end() -> None:
 
 # --- the GPU implementation (host build of the kernels in CI; a real GPU when present) -----------
 
-from helpers import assert_same_outputs, run_cpu_op, run_gpu_impl
+from helpers import assert_same_outputs, make_chunk, run_cpu_op, run_gpu_impl
 
 from streamflow.ops.crop import Crop, CropSpec
 from streamflow.ops.flip import Flip
@@ -182,3 +182,28 @@ def test_gpu_frame_wise_equals_cpu(kernel_ctx, inner: str) -> None:
     cpu, cf = run_cpu_op(op, seqs, args)
     assert not gf and not cf
     assert_same_outputs(gpu, cpu, f"frame-wise {inner}")
+
+
+def test_gpu_rearrange_and_element_extract_equal_cpu(kernel_ctx) -> None:
+    from streamflow.gpu.ops import find_impl
+    from streamflow.ops.sequence import ElementExtract, SequenceRearrange
+
+    rng = np.random.default_rng(5)
+    seqs = [rng.integers(0, 256, (n, 4, 5, 3), dtype=np.uint8) for n in (3, 1, 4)]
+    op = SequenceRearrange([2, 0, 0], "FHWC")
+    gpu, gf = run_gpu_impl(kernel_ctx, op, seqs)
+    cpu, cf = run_cpu_op(op, seqs)
+    assert set(gf) == set(cf) == {1}  # 1 frame: index 2 is outside it
+    assert_same_outputs(gpu, cpu, "sequence_rearrange")
+
+    op2 = ElementExtract([0, 2], "FHWC")
+    with kernel_ctx.activate():
+        chunk = make_chunk(kernel_ctx.to_device(seqs))
+        gpu_outs = find_impl(op2)(op2, chunk, kernel_ctx)
+    kernel_ctx.synchronize()
+    cpu_chunk = make_chunk(seqs)
+    cpu_outs = op2.run(cpu_chunk)
+    assert set(chunk.failures) == set(cpu_chunk.failures) == {1}
+    for k in range(2):
+        assert_same_outputs([None if o is None else kernel_ctx.to_host(o) for o in gpu_outs[k]], cpu_outs[k],
+                            f"element_extract {k}")
