@@ -43,15 +43,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sf_common.h"
 #include "sf_simd.h"
 
-#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__) && \
-    !defined(SF_NO_CLONES)
-#define SF_CLONES __attribute__((target_clones("avx2", "default")))
+/* Where the AVX2 clones are built, a few paths are AVX2 intrinsics, chosen at import */
+#if SF_HAVE_CLONES
 #define SF_DISPATCH_AVX2 1
 #include <immintrin.h>
-#else
-#define SF_CLONES
 #endif
 
 /* GCC / clang: vector extensions and forced inlining are used throughout */
@@ -60,24 +58,12 @@ typedef sf_v4f v4f;
 typedef sf_v4i v4i;
 #define vsel sf_select
 
-enum { DT_U8, DT_I8, DT_U16, DT_I16, DT_U32, DT_I32, DT_F32, DT_F64 };
 enum { B_CONSTANT, B_EDGE, B_REFLECT_1001, B_REFLECT_101, B_WRAP };
 
+/* The kernels' element types: sf_common.h's DT_U8 .. DT_F64 (not float16) */
 static int dtype_of(const Py_buffer *b) {
-    const char *f = b->format ? b->format : "B";
-    if (*f == '<' || *f == '=' || *f == '@') f++;
-    if (f[0] == 0 || f[1] != 0) return -1;
-    switch (f[0]) {
-        case 'B': return b->itemsize == 1 ? DT_U8 : -1;
-        case 'b': return b->itemsize == 1 ? DT_I8 : -1;
-        case 'H': return b->itemsize == 2 ? DT_U16 : -1;
-        case 'h': return b->itemsize == 2 ? DT_I16 : -1;
-        case 'I': return b->itemsize == 4 ? DT_U32 : -1;
-        case 'i': return b->itemsize == 4 ? DT_I32 : -1;
-        case 'f': return b->itemsize == 4 ? DT_F32 : -1;
-        case 'd': return b->itemsize == 8 ? DT_F64 : -1;
-        default: return -1;
-    }
+    const int dt = sf_dtype_of(b);
+    return dt <= DT_F64 ? dt : -1;
 }
 
 /* floorf / ceilf of |x| < 2^31 with SSE2 operations only (truncate, then step), so the loops
@@ -135,19 +121,8 @@ SF_INLINE void round8_sat(sf_v8i *out, const float *src, float LO, float HI) {
     *out = __builtin_convertvector(r, v8i);
 }
 
-/* 16 values at a time, packed to the 8- or 16-bit type (sf_simd.h), the rest one by one. */
-#define STORE_INT(T, KIND, LO, HI)                                                          \
-    do {                                                                                    \
-        T *restrict o = (T *)dst;                                                           \
-        int i = 0;                                                                          \
-        for (; i + 16 <= n; i += 16) {                                                      \
-            sf_v8i a, b;                                                                    \
-            round8_sat(&a, src + i, LO, HI);                                                \
-            round8_sat(&b, src + i + 8, LO, HI);                                            \
-            sf_narrow16x8(KIND, o + i, &a, &b);                                             \
-        }                                                                                   \
-        for (; i < n; i++) o[i] = (T)round_sat(src[i], LO, HI);                             \
-    } while (0)
+/* 16 values at a time, packed to the 8- or 16-bit type, the rest one by one (sf_simd.h) */
+#define STORE_INT(T, KIND, LO, HI) SF_STORE_NARROW(T, KIND, dst, src, n, sf_v8i, round8_sat, round_sat, LO, HI)
 
 SF_CLONES static void store_f32(char *restrict dst, int dt, const float *restrict src, int n) {
     switch (dt) {
@@ -879,20 +854,8 @@ SF_INLINE void round4_sat_d(v4i *out, const double *src, double LO, double HI) {
     } while (0)
 
 /* 16 values at a time, packed (sf_simd.h), the rest one by one. */
-#define STORE_D_SMALL(T, KIND, LO, HI)                                                         \
-    do {                                                                                       \
-        T *restrict o = (T *)dst;                                                              \
-        int i = 0;                                                                             \
-        for (; i + 16 <= n; i += 16) {                                                         \
-            v4i a, b, c, d;                                                                    \
-            round4_sat_d(&a, src + i, LO, HI);                                                 \
-            round4_sat_d(&b, src + i + 4, LO, HI);                                             \
-            round4_sat_d(&c, src + i + 8, LO, HI);                                             \
-            round4_sat_d(&d, src + i + 12, LO, HI);                                            \
-            sf_narrow16(KIND, o + i, a, b, c, d);                                              \
-        }                                                                                      \
-        for (; i < n; i++) o[i] = (T)round_sat_d(src[i], LO, HI);                              \
-    } while (0)
+#define STORE_D_SMALL(T, KIND, LO, HI) \
+    SF_STORE_NARROW(T, KIND, dst, src, n, v4i, round4_sat_d, round_sat_d, LO, HI)
 
 SF_CLONES static void store_f64(char *restrict dst, int dt, const double *restrict src, int n) {
     switch (dt) {
@@ -913,25 +876,17 @@ SF_CLONES static void store_f64(char *restrict dst, int dt, const double *restri
 /* store_f64 for the 8- and 16-bit types with AVX's rounding instruction: NaN -> 0, then
  * clip to [LO, HI] and round half to even (rounding after clipping to integer bounds gives
  * the same integers as clipping after rounding). */
-#define STORE_D_AVX2(T, KIND, LO, HI)                                                          \
-    do {                                                                                       \
-        T *restrict o = (T *)dst;                                                              \
-        const __m256d lo = _mm256_set1_pd(LO), hi = _mm256_set1_pd(HI);                        \
-        int i = 0;                                                                             \
-        for (; i + 16 <= n; i += 16) {                                                         \
-            v4i q[4];                                                                          \
-            for (int k = 0; k < 4; k++) {                                                      \
-                __m256d v = _mm256_loadu_pd(src + i + 4 * k);                                  \
-                v = _mm256_and_pd(v, _mm256_cmp_pd(v, v, _CMP_ORD_Q));                         \
-                v = _mm256_min_pd(_mm256_max_pd(v, lo), hi);                                   \
-                v = _mm256_round_pd(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);          \
-                const __m128i r = _mm256_cvtpd_epi32(v);                                       \
-                memcpy(&q[k], &r, sizeof r);                                                   \
-            }                                                                                  \
-            sf_narrow16(KIND, o + i, q[0], q[1], q[2], q[3]);                                  \
-        }                                                                                      \
-        for (; i < n; i++) o[i] = (T)round_sat_d(src[i], LO, HI);                              \
-    } while (0)
+__attribute__((target("avx2"), always_inline)) static inline void round4_d_avx2(v4i *out, const double *src,
+                                                                               double LO, double HI) {
+    __m256d v = _mm256_loadu_pd(src);
+    v = _mm256_and_pd(v, _mm256_cmp_pd(v, v, _CMP_ORD_Q));
+    v = _mm256_min_pd(_mm256_max_pd(v, _mm256_set1_pd(LO)), _mm256_set1_pd(HI));
+    v = _mm256_round_pd(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m128i r = _mm256_cvtpd_epi32(v);
+    memcpy(out, &r, sizeof r);
+}
+#define STORE_D_AVX2(T, KIND, LO, HI) \
+    SF_STORE_NARROW(T, KIND, dst, src, n, v4i, round4_d_avx2, round_sat_d, LO, HI)
 
 __attribute__((target("avx2"))) static void store_f64_avx2(char *restrict dst, int dt, const double *restrict src,
                                                             int n) {
@@ -1037,11 +992,9 @@ static PyObject *affine_common(PyObject *args, int dims) {
     if (read_values(m_obj, 0, m, dims == 3 ? 6 : 12, "matrix") < 0) return NULL;
     Py_buffer sb, ob, fb;
     int have_fill = fill_obj != Py_None;
-    if (PyObject_GetBuffer(src_obj, &sb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_ND) < 0) return NULL;
-    if (PyObject_GetBuffer(out_obj, &ob, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_ND | PyBUF_WRITABLE) < 0) {
-        PyBuffer_Release(&sb);
+    if (sf_get_buffers(src_obj, &sb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_ND,
+                       out_obj, &ob, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_ND | PyBUF_WRITABLE) < 0)
         return NULL;
-    }
     if (have_fill && PyObject_GetBuffer(fill_obj, &fb, PyBUF_C_CONTIGUOUS) < 0) {
         PyBuffer_Release(&sb);
         PyBuffer_Release(&ob);
@@ -1109,11 +1062,9 @@ static PyObject *py_perspective(PyObject *self, PyObject *args) {
     Py_buffer sb, ob, xb, yb;
     memset(&xb, 0, sizeof xb);
     memset(&yb, 0, sizeof yb);
-    if (PyObject_GetBuffer(src_obj, &sb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_ND) < 0) return NULL;
-    if (PyObject_GetBuffer(out_obj, &ob, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_ND | PyBUF_WRITABLE) < 0) {
-        PyBuffer_Release(&sb);
+    if (sf_get_buffers(src_obj, &sb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_ND,
+                       out_obj, &ob, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_ND | PyBUF_WRITABLE) < 0)
         return NULL;
-    }
     PyObject *ret = NULL;
     double *fill = NULL;
     int ok = 1;
