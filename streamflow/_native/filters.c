@@ -145,10 +145,7 @@ static inline __attribute__((always_inline)) void round8_small(sf_v8i *out, cons
 
 SF_CLONES static void store_row(char *restrict dst, int dt, const float *restrict src, int n) {
     switch (dt) {
-        case DT_U8: STORE_SMALL(uint8_t, SF_U8, 0.0f, 255.0f); break;
-        case DT_I8: STORE_SMALL(int8_t, SF_I8, -128.0f, 127.0f); break;
-        case DT_U16: STORE_SMALL(uint16_t, SF_U16, 0.0f, 65535.0f); break;
-        case DT_I16: STORE_SMALL(int16_t, SF_I16, -32768.0f, 32767.0f); break;
+        SF_NARROW_CASES(STORE_SMALL)
         case DT_U32: for (int i = 0; i < n; i++) ((uint32_t *)dst)[i] = (uint32_t)sat_round_d(src[i], 0, 4294967295.0); break;
         case DT_I32: for (int i = 0; i < n; i++) ((int32_t *)dst)[i] = (int32_t)sat_round_d(src[i], -2147483648.0, 2147483647.0); break;
         default: memcpy(dst, src, (size_t)n * sizeof(float)); break;

@@ -121,4 +121,12 @@ static inline __attribute__((always_inline)) void sf_narrow16(int kind, void *ou
         for (; sf_i < (n); sf_i++) sf_o[sf_i] = (T)ROUND1((src)[sf_i], LO, HI);              \
     } while (0)
 
+/* The switch cases of the types SF_STORE_NARROW writes, each `STORE(T, KIND, LO, HI); break;`
+ * with the type's range (DT_*: sf_common.h). */
+#define SF_NARROW_CASES(STORE)                                         \
+    case DT_U8: STORE(uint8_t, SF_U8, 0.0, 255.0); break;              \
+    case DT_I8: STORE(int8_t, SF_I8, -128.0, 127.0); break;            \
+    case DT_U16: STORE(uint16_t, SF_U16, 0.0, 65535.0); break;         \
+    case DT_I16: STORE(int16_t, SF_I16, -32768.0, 32767.0); break;
+
 #endif /* SF_SIMD_H */

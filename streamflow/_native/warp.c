@@ -126,10 +126,7 @@ SF_INLINE void round8_sat(sf_v8i *out, const float *src, float LO, float HI) {
 
 SF_CLONES static void store_f32(char *restrict dst, int dt, const float *restrict src, int n) {
     switch (dt) {
-        case DT_U8: STORE_INT(uint8_t, SF_U8, 0.0f, 255.0f); break;
-        case DT_I8: STORE_INT(int8_t, SF_I8, -128.0f, 127.0f); break;
-        case DT_U16: STORE_INT(uint16_t, SF_U16, 0.0f, 65535.0f); break;
-        case DT_I16: STORE_INT(int16_t, SF_I16, -32768.0f, 32767.0f); break;
+        SF_NARROW_CASES(STORE_INT)
         default: memcpy(dst, src, (size_t)n * sizeof(float)); break;
     }
 }
@@ -859,10 +856,7 @@ SF_INLINE void round4_sat_d(v4i *out, const double *src, double LO, double HI) {
 
 SF_CLONES static void store_f64(char *restrict dst, int dt, const double *restrict src, int n) {
     switch (dt) {
-        case DT_U8: STORE_D_SMALL(uint8_t, SF_U8, 0.0, 255.0); break;
-        case DT_I8: STORE_D_SMALL(int8_t, SF_I8, -128.0, 127.0); break;
-        case DT_U16: STORE_D_SMALL(uint16_t, SF_U16, 0.0, 65535.0); break;
-        case DT_I16: STORE_D_SMALL(int16_t, SF_I16, -32768.0, 32767.0); break;
+        SF_NARROW_CASES(STORE_D_SMALL)
         case DT_U32: STORE_D_INT(uint32_t, 0.0, 4294967295.0); break;
         case DT_I32: STORE_D_INT(int32_t, -2147483648.0, 2147483647.0); break;
         case DT_F32:
@@ -891,10 +885,7 @@ __attribute__((target("avx2"), always_inline)) static inline void round4_d_avx2(
 __attribute__((target("avx2"))) static void store_f64_avx2(char *restrict dst, int dt, const double *restrict src,
                                                             int n) {
     switch (dt) {
-        case DT_U8: STORE_D_AVX2(uint8_t, SF_U8, 0.0, 255.0); break;
-        case DT_I8: STORE_D_AVX2(int8_t, SF_I8, -128.0, 127.0); break;
-        case DT_U16: STORE_D_AVX2(uint16_t, SF_U16, 0.0, 65535.0); break;
-        case DT_I16: STORE_D_AVX2(int16_t, SF_I16, -32768.0, 32767.0); break;
+        SF_NARROW_CASES(STORE_D_AVX2)
         default: store_f64(dst, dt, src, n); break;
     }
 }
