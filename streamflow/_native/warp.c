@@ -79,6 +79,17 @@ SF_INLINE float ceil_small(float x) {
     return t < x ? t + 1.0f : t;
 }
 
+/* floor_small and clipping to [lo, hi] (NaN stays NaN) on 4 lanes */
+SF_INLINE v4f floor4_small(v4f x) {
+    const v4f t = __builtin_convertvector(__builtin_convertvector(x, v4i), v4f);
+    return vsel(t > x, t - 1.0f, t);
+}
+
+SF_INLINE v4f clamp4(v4f v, v4f lo, v4f hi) {
+    v = vsel(v < lo, lo, v);
+    return vsel(v > hi, hi, v);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* float32 -> output type, as numpy's _convert_sat: round half away from zero as              */
 /* floor(v + 0.5) / ceil(v - 0.5) in float32, then clip; NaN -> 0                              */
@@ -187,16 +198,11 @@ SF_INLINE void lin_coord(float s, int *i0, float *q) {
 
 /* lin_coord over a row, 4 lanes at a time. */
 SF_CLONES static void lin_coords(const float *restrict s, int n, int *restrict i0, float *restrict q) {
-    const v4f lo = {-1e6f, -1e6f, -1e6f, -1e6f}, hi = -lo, one = {1, 1, 1, 1}, nan_i = {-4, -4, -4, -4};
+    const v4f lo = {-1e6f, -1e6f, -1e6f, -1e6f}, hi = -lo, nan_i = {-4, -4, -4, -4};
     int j = 0;
     for (; j + 4 <= n; j += 4) {
-        v4f v;
-        memcpy(&v, s + j, sizeof v);
-        v = vsel(v < lo, lo, v);
-        v = vsel(v > hi, hi, v);
-        const v4f x = v - 0.5f;
-        const v4f t = __builtin_convertvector(__builtin_convertvector(x, v4i), v4f);
-        const v4f f = vsel(x == x, vsel(t > x, t - one, t), nan_i);
+        const v4f x = clamp4(sf_load4(s + j), lo, hi) - 0.5f;
+        const v4f f = vsel(x == x, floor4_small(x), nan_i);
         const v4f qq = x - f;
         const v4i ii = __builtin_convertvector(f, v4i);
         memcpy(q + j, &qq, sizeof qq);
@@ -222,16 +228,12 @@ SF_INLINE int tap(int i, int n, int has_fill) {
 /* tap(nn_coord(s[j], size), size, has_fill) for a row, 4 lanes at a time (the same values:
  * floor of the clipped coordinate, NaN -> -2, then the border). */
 SF_CLONES static void nn_taps(const float *restrict s, int n, int size, int has_fill, int *restrict idx) {
-    const v4f zero = {0, 0, 0, 0}, one = zero + 1.0f, lo = zero - 2.0f, hi = zero + (float)(size + 1);
+    const v4f zero = {0, 0, 0, 0}, lo = zero - 2.0f, hi = zero + (float)(size + 1);
     const v4f last = zero + (float)(size - 1), outside = has_fill ? zero - 1.0f : zero;
     int j = 0;
     for (; j + 4 <= n; j += 4) {
-        v4f v;
-        memcpy(&v, s + j, sizeof v);
-        v = vsel(v < lo, lo, v);
-        v = vsel(v > hi, hi, v);
-        const v4f t = __builtin_convertvector(__builtin_convertvector(v, v4i), v4f);
-        v4f f = vsel(v == v, vsel(t > v, t - one, t), lo);
+        const v4f v = clamp4(sf_load4(s + j), lo, hi);
+        v4f f = vsel(v == v, floor4_small(v), lo);
         const v4i inside = (f >= zero) & (f <= last);
         const v4f edge = has_fill ? outside : vsel(f < zero, zero, last);
         f = vsel(inside, f, edge);
