@@ -9,23 +9,25 @@ ext_modules = [
     Extension(
         "streamflow._native._imgproc",
         sources=["streamflow/_native/imgproc.c"],
+        depends=["streamflow/_native/sf_common.h", "streamflow/_native/sf_simd.h"],
         extra_compile_args=["-O3", "-ffp-contract=off", "-fno-math-errno"],
     ),
     Extension(
         "streamflow._native._audio",
         sources=["streamflow/_native/audio.c"],
+        depends=["streamflow/_native/sf_simd.h"],
         extra_compile_args=["-O3", "-ffp-contract=off", "-fno-math-errno"],
     ),
     Extension(
         "streamflow._native._filters",
         sources=["streamflow/_native/filters.c"],
-        depends=["streamflow/_native/sf_simd.h"],
+        depends=["streamflow/_native/sf_common.h", "streamflow/_native/sf_simd.h"],
         extra_compile_args=["-O3", "-ffp-contract=off", "-fno-math-errno"],
     ),
     Extension(
         "streamflow._native._warp",
         sources=["streamflow/_native/warp.c"],
-        depends=["streamflow/_native/sf_simd.h"],
+        depends=["streamflow/_native/sf_common.h", "streamflow/_native/sf_simd.h"],
         extra_compile_args=["-O3", "-ffp-contract=off", "-fno-math-errno"],
     ),
 ]

@@ -75,17 +75,9 @@ static inline void store(void *out, int kind, Py_ssize_t index, float v) {
  * intrinsics or -march flags; other compilers (or -DSF_NO_VEC) get scalar loops, same results. */
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(SF_NO_VEC)
 #define SF_HAVE_VEC 1
-typedef float v4f __attribute__((vector_size(16)));
-typedef int32_t v4i __attribute__((vector_size(16)));
-static inline v4f v4_load(const float *p) {
-    v4f r;
-    memcpy(&r, p, sizeof r);
-    return r;
-}
-static inline v4f v4_splat(float x) {
-    v4f r = {x, x, x, x};
-    return r;
-}
+#include "sf_simd.h"
+typedef sf_v4f v4f;
+typedef sf_v4i v4i;
 #else
 #define SF_HAVE_VEC 0
 #endif
@@ -173,8 +165,8 @@ static inline int tap_sum_table(const PhaseTable *pt, const float *s, Py_ssize_t
     Py_ssize_t i = i0;
     float sum;
 #if SF_HAVE_VEC
-    v4f acc = v4_splat(0.0f);
-    const v4f dv = v4_splat(d);
+    v4f acc = sf_splat4(0.0f);
+    const v4f dv = sf_splat4(d);
     if (check) {
         if ((i1 - i0) & 3) return 0;
         const int32_t S = pt->S, jf = j0 + S * (int32_t)(i0 - a);
@@ -182,18 +174,18 @@ static inline int tap_sum_table(const PhaseTable *pt, const float *s, Py_ssize_t
         v4i jexp = {jf, jf + S, jf + 2 * S, jf + 3 * S};
         v4i same = {-1, -1, -1, -1};
         const v4i step = {4 * S, 4 * S, 4 * S, 4 * S};
-        const v4f vs = v4_splat(scale), vc = v4_splat(center), four = v4_splat(4.0f);
+        const v4f vs = sf_splat4(scale), vc = sf_splat4(center), four = sf_splat4(4.0f);
         for (; i < i1; i += 4) {
             v4f fi = x4 * vs + vc;
             v4i j = __builtin_convertvector(fi, v4i);
             same &= (j == jexp) & (fi - __builtin_convertvector(j, v4f) == dv);
-            acc += v4_load(s + i) * (v4_load(T + i) + dv * v4_load(D + i));
+            acc += sf_load4(s + i) * (sf_load4(T + i) + dv * sf_load4(D + i));
             x4 += four;
             jexp += step;
         }
         if (!(same[0] & same[1] & same[2] & same[3])) return 0;
     } else {
-        for (; i + 3 < i1; i += 4) acc += v4_load(s + i) * (v4_load(T + i) + dv * v4_load(D + i));
+        for (; i + 3 < i1; i += 4) acc += sf_load4(s + i) * (sf_load4(T + i) + dv * sf_load4(D + i));
     }
     sum = (acc[0] + acc[2]) + (acc[1] + acc[3]);
 #else
@@ -217,14 +209,14 @@ static inline void tap_sum_pair(const PhaseTable *pt, const float *sa, const flo
                                 Py_ssize_t ntaps, float *ra, float *rb) {
     int ja = (int)fa, jb = (int)fb;
     float da = fa - (float)ja, db = fb - (float)jb;
-    const v4f dva = v4_splat(da), dvb = v4_splat(db);
+    const v4f dva = sf_splat4(da), dvb = sf_splat4(db);
     const float *Ta = pt->t + (size_t)ja * pt->stride, *Da = pt->d + (size_t)ja * pt->stride;
     const float *Tb = pt->t + (size_t)jb * pt->stride, *Db = pt->d + (size_t)jb * pt->stride;
-    v4f acc_a = v4_splat(0.0f), acc_b = v4_splat(0.0f);
+    v4f acc_a = sf_splat4(0.0f), acc_b = sf_splat4(0.0f);
     Py_ssize_t k = 0;
     for (; k + 3 < ntaps; k += 4) {
-        acc_a += v4_load(sa + k) * (v4_load(Ta + k) + dva * v4_load(Da + k));
-        acc_b += v4_load(sb + k) * (v4_load(Tb + k) + dvb * v4_load(Db + k));
+        acc_a += sf_load4(sa + k) * (sf_load4(Ta + k) + dva * sf_load4(Da + k));
+        acc_b += sf_load4(sb + k) * (sf_load4(Tb + k) + dvb * sf_load4(Db + k));
     }
     float a = (acc_a[0] + acc_a[2]) + (acc_a[1] + acc_a[3]);
     float b = (acc_b[0] + acc_b[2]) + (acc_b[1] + acc_b[3]);
@@ -246,8 +238,8 @@ static inline float tap_sum_exact(const float *s, Py_ssize_t i0, Py_ssize_t i1, 
     float sum;
 #if SF_HAVE_VEC
     v4f x4 = {(float)i0 - pos, (float)(i0 + 1) - pos, (float)(i0 + 2) - pos, (float)(i0 + 3) - pos};
-    v4f acc = v4_splat(0.0f);
-    const v4f vs = v4_splat(wscale), vc = v4_splat(wcenter), zero = v4_splat(0.0f), four = v4_splat(4.0f);
+    v4f acc = sf_splat4(0.0f);
+    const v4f vs = sf_splat4(wscale), vc = sf_splat4(wcenter), zero = sf_splat4(0.0f), four = sf_splat4(4.0f);
     const int32_t m = (int32_t)(lookup_size - 2);
     const v4i last = {m, m, m, m};
     for (; i + 3 < i1; i += 4) {
@@ -259,7 +251,7 @@ static inline float tap_sum_exact(const float *s, Py_ssize_t i0, Py_ssize_t i1, 
         v4f cur = {lookup[jc[0]], lookup[jc[1]], lookup[jc[2]], lookup[jc[3]]};
         v4f nxt = {lookup[jc[0] + 1], lookup[jc[1] + 1], lookup[jc[2] + 1], lookup[jc[3] + 1]};
         v4f w = cur + di * (nxt - cur);
-        acc += v4_load(s + i) * (v4f)((v4i)w & ok);
+        acc += sf_load4(s + i) * (v4f)((v4i)w & ok);
         x4 += four;
     }
     sum = (acc[0] + acc[2]) + (acc[1] + acc[3]);

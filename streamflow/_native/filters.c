@@ -41,14 +41,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sf_common.h"
 #include "sf_simd.h"
-
-#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__) && \
-    !defined(SF_NO_CLONES)
-#define SF_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define SF_CLONES
-#endif
 
 /* Table lookups stay scalar: GCC's "vectorized" lookups (lanes spilled and reloaded one by one)
  * run at a third of the speed; and their few-instruction loops start a cache line (measured:
@@ -59,23 +53,12 @@
 #define SF_NO_VECTORIZE __attribute__((noinline, aligned(64)))
 #endif
 
-enum { DT_U8, DT_I8, DT_U16, DT_I16, DT_U32, DT_I32, DT_F32 };
 enum { B_REFLECT_101, B_REFLECT_1001, B_WRAP, B_CLAMP, B_CONSTANT };
 
+/* The kernels' element types: uint8 ... int32 and float32 (sf_common.h's DT_U8 .. DT_F32) */
 static int dtype_of(const Py_buffer *b) {
-    const char *f = b->format ? b->format : "B";
-    if (*f == '<' || *f == '=' || *f == '@') f++;
-    if (f[0] == 0 || f[1] != 0) return -1;
-    switch (f[0]) {
-        case 'B': return b->itemsize == 1 ? DT_U8 : -1;
-        case 'b': return b->itemsize == 1 ? DT_I8 : -1;
-        case 'H': return b->itemsize == 2 ? DT_U16 : -1;
-        case 'h': return b->itemsize == 2 ? DT_I16 : -1;
-        case 'I': return b->itemsize == 4 ? DT_U32 : -1;
-        case 'i': return b->itemsize == 4 ? DT_I32 : -1;
-        case 'f': return b->itemsize == 4 ? DT_F32 : -1;
-        default: return -1;
-    }
+    const int dt = sf_dtype_of(b);
+    return dt <= DT_F32 ? dt : -1;
 }
 
 /* The source index of position i (may lie outside [0, n)) under border mode b; -1: constant. */
@@ -156,26 +139,13 @@ static inline __attribute__((always_inline)) void round8_small(sf_v8i *out, cons
     *out = t - (d >= half) + (d <= mhalf);               /* true is -1 */
 }
 
-/* 16 values at a time, packed to the 8- or 16-bit type (sf_simd.h), the rest one by one. */
-#define STORE_SMALL(T, KIND, LO, HI)                                                           \
-    do {                                                                                       \
-        T *restrict o = (T *)dst;                                                              \
-        int i = 0;                                                                             \
-        for (; i + 16 <= n; i += 16) {                                                         \
-            sf_v8i a, b;                                                                       \
-            round8_small(&a, src + i, LO, HI);                                                 \
-            round8_small(&b, src + i + 8, LO, HI);                                             \
-            sf_narrow16x8(KIND, o + i, &a, &b);                                                \
-        }                                                                                      \
-        for (; i < n; i++) o[i] = (T)sat_round_small(src[i], LO, HI);                          \
-    } while (0)
+/* 16 values at a time, packed to the 8- or 16-bit type, the rest one by one (sf_simd.h) */
+#define STORE_SMALL(T, KIND, LO, HI) \
+    SF_STORE_NARROW(T, KIND, dst, src, n, sf_v8i, round8_small, sat_round_small, LO, HI)
 
 SF_CLONES static void store_row(char *restrict dst, int dt, const float *restrict src, int n) {
     switch (dt) {
-        case DT_U8: STORE_SMALL(uint8_t, SF_U8, 0.0f, 255.0f); break;
-        case DT_I8: STORE_SMALL(int8_t, SF_I8, -128.0f, 127.0f); break;
-        case DT_U16: STORE_SMALL(uint16_t, SF_U16, 0.0f, 65535.0f); break;
-        case DT_I16: STORE_SMALL(int16_t, SF_I16, -32768.0f, 32767.0f); break;
+        SF_NARROW_CASES(STORE_SMALL)
         case DT_U32: for (int i = 0; i < n; i++) ((uint32_t *)dst)[i] = (uint32_t)sat_round_d(src[i], 0, 4294967295.0); break;
         case DT_I32: for (int i = 0; i < n; i++) ((int32_t *)dst)[i] = (int32_t)sat_round_d(src[i], -2147483648.0, 2147483647.0); break;
         default: memcpy(dst, src, (size_t)n * sizeof(float)); break;
@@ -524,11 +494,7 @@ static int check_image(const Py_buffer *b, const char *what) {
 /* Opens src (read) and out (write) and fills the Job; 0 on success. */
 static int open_job(Job *J, PyObject *src_obj, PyObject *out_obj, Py_buffer *sb, Py_buffer *ob,
                     int border, float fill) {
-    if (PyObject_GetBuffer(src_obj, sb, PyBUF_RECORDS_RO) < 0) return -1;
-    if (PyObject_GetBuffer(out_obj, ob, PyBUF_RECORDS) < 0) {
-        PyBuffer_Release(sb);
-        return -1;
-    }
+    if (sf_get_buffers(src_obj, sb, PyBUF_RECORDS_RO, out_obj, ob, PyBUF_RECORDS) < 0) return -1;
     if (check_image(sb, "src") < 0 || check_image(ob, "out") < 0) goto fail;
     if (ob->shape[2] != sb->shape[2]) {
         PyErr_SetString(PyExc_ValueError, "src and out channel counts differ");
@@ -757,11 +723,9 @@ static PyObject *py_linear(PyObject *self, PyObject *args) {
     float mul, add;
     if (!PyArg_ParseTuple(args, "OOff:linear", &src_obj, &out_obj, &mul, &add)) return NULL;
     Py_buffer sb, ob;
-    if (PyObject_GetBuffer(src_obj, &sb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
-    if (PyObject_GetBuffer(out_obj, &ob, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0) {
-        PyBuffer_Release(&sb);
+    if (sf_get_buffers(src_obj, &sb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT,
+                       out_obj, &ob, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0)
         return NULL;
-    }
     PyObject *ret = NULL;
     int in_dt = dtype_of(&sb), out_dt = dtype_of(&ob);
     Py_ssize_t n = sb.itemsize ? sb.len / sb.itemsize : 0;
@@ -835,11 +799,9 @@ static PyObject *py_histograms(PyObject *self, PyObject *args) {
     int C;
     if (!PyArg_ParseTuple(args, "OOi:histograms", &src_obj, &hist_obj, &C)) return NULL;
     Py_buffer sb, hb;
-    if (PyObject_GetBuffer(src_obj, &sb, PyBUF_C_CONTIGUOUS) < 0) return NULL;
-    if (PyObject_GetBuffer(hist_obj, &hb, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) {
-        PyBuffer_Release(&sb);
+    if (sf_get_buffers(src_obj, &sb, PyBUF_C_CONTIGUOUS,
+                       hist_obj, &hb, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0)
         return NULL;
-    }
     PyObject *ret = NULL;
     if (C <= 0 || sb.len % C != 0 || hb.len != (Py_ssize_t)C * 256 * 8) {
         PyErr_SetString(PyExc_ValueError, "histograms: bad channel count or histogram size");
@@ -865,11 +827,9 @@ static PyObject *py_apply_luts(PyObject *self, PyObject *args) {
     int C;
     if (!PyArg_ParseTuple(args, "OOOi:apply_luts", &src_obj, &out_obj, &lut_obj, &C)) return NULL;
     Py_buffer sb, ob, lb;
-    if (PyObject_GetBuffer(src_obj, &sb, PyBUF_C_CONTIGUOUS) < 0) return NULL;
-    if (PyObject_GetBuffer(out_obj, &ob, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) {
-        PyBuffer_Release(&sb);
+    if (sf_get_buffers(src_obj, &sb, PyBUF_C_CONTIGUOUS,
+                       out_obj, &ob, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0)
         return NULL;
-    }
     if (PyObject_GetBuffer(lut_obj, &lb, PyBUF_C_CONTIGUOUS) < 0) {
         PyBuffer_Release(&sb);
         PyBuffer_Release(&ob);
@@ -901,11 +861,7 @@ static PyObject *py_grid_mask(PyObject *self, PyObject *args) {
     float ca, sa, sx, sy, ratio;
     if (!PyArg_ParseTuple(args, "OOfffff:grid_mask", &src_obj, &out_obj, &ca, &sa, &sx, &sy, &ratio)) return NULL;
     Py_buffer sb, ob;
-    if (PyObject_GetBuffer(src_obj, &sb, PyBUF_RECORDS_RO) < 0) return NULL;
-    if (PyObject_GetBuffer(out_obj, &ob, PyBUF_RECORDS) < 0) {
-        PyBuffer_Release(&sb);
-        return NULL;
-    }
+    if (sf_get_buffers(src_obj, &sb, PyBUF_RECORDS_RO, out_obj, &ob, PyBUF_RECORDS) < 0) return NULL;
     PyObject *ret = NULL;
     if (sb.ndim != 3 || ob.ndim != 3 || sb.shape[0] != ob.shape[0] || sb.shape[1] != ob.shape[1] ||
         sb.shape[2] != ob.shape[2] || sb.itemsize != ob.itemsize || sb.strides[2] != sb.itemsize ||
@@ -964,11 +920,9 @@ static PyObject *py_color_matrix(PyObject *self, PyObject *args) {
     float offset;
     if (!PyArg_ParseTuple(args, "OOOf:color_matrix", &src_obj, &out_obj, &m_obj, &offset)) return NULL;
     Py_buffer sb, ob, mb;
-    if (PyObject_GetBuffer(src_obj, &sb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
-    if (PyObject_GetBuffer(out_obj, &ob, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0) {
-        PyBuffer_Release(&sb);
+    if (sf_get_buffers(src_obj, &sb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT,
+                       out_obj, &ob, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0)
         return NULL;
-    }
     Py_ssize_t nm = float_buffer(m_obj, &mb, "matrix");
     if (nm < 0) {
         PyBuffer_Release(&sb);

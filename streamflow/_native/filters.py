@@ -20,13 +20,9 @@ from typing import Any
 
 import numpy as np
 
-try:
-    from . import _filters  # type: ignore[attr-defined]
-except ImportError as exc:  # pragma: no cover - only when the extension is not built
-    _filters = None
-    _IMPORT_ERROR: ImportError | None = exc
-else:
-    _IMPORT_ERROR = None
+from .binding import load_extension, out_array, require_extension
+
+_filters, _IMPORT_ERROR = load_extension("_filters")
 
 __all__ = ["BORDERS", "KERNEL_DTYPES", "apply_luts", "color_matrix", "filter2d", "grid_mask", "histograms", "linear", "median",
            "separable"]
@@ -39,12 +35,7 @@ _VIA_F32 = tuple(np.dtype(t) for t in (np.float16, np.float64, np.int64, np.uint
 
 
 def _native() -> Any:
-    if _filters is None:
-        raise ImportError(
-            "streamflow's C extension streamflow._native._filters is not built; reinstall the package "
-            "(pip install -e .)"
-        ) from _IMPORT_ERROR
-    return _filters
+    return require_extension(_filters, "_filters", _IMPORT_ERROR)
 
 
 def _hwc(src: np.ndarray, what: str = "src") -> tuple[np.ndarray, bool]:
@@ -156,7 +147,7 @@ def filter2d(src: np.ndarray, kernel: Any, *, anchor: tuple[int, int] | None = N
         shape = src3.shape
     kernel_out, final = _out_type(src.dtype, out_dtype)
     target = out[:, :, None] if out is not None and was_2d and out.ndim == 2 else out
-    out3 = _out_array(target if kernel_out == final else None, shape, kernel_out)
+    out3 = out_array(target if kernel_out == final else None, shape, kernel_out)
     _native().filter2d(src3, out3, k, kh, kw, ay, ax, _border_code(border), float(fill))
     return _finish(out3, was_2d, final)
 
@@ -174,13 +165,6 @@ def median(src: np.ndarray, window: tuple[int, int]) -> np.ndarray:
     return _finish(out3, was_2d, np.dtype(src.dtype))
 
 
-def _out_array(out: np.ndarray | None, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    """``out`` when it is a C-contiguous array of ``shape`` and ``dtype`` (e.g. a row of the batch), else a new one."""
-    if out is not None and out.shape == shape and out.dtype == dtype and out.flags.c_contiguous:
-        return out
-    return np.empty(shape, dtype=dtype)
-
-
 def linear(src: np.ndarray, mul: float, add: float, out_dtype: Any = None, out: np.ndarray | None = None) -> np.ndarray:
     """``src * mul + add`` element by element in float32 (any shape), converted as the filters convert.
 
@@ -192,7 +176,7 @@ def linear(src: np.ndarray, mul: float, add: float, out_dtype: Any = None, out: 
     if src.dtype not in KERNEL_DTYPES or final != kernel_out:
         raise ValueError(f"linear: no kernel for {src.dtype} -> {final}")
     src = np.asarray(src, order="C")  # not ascontiguousarray: that one makes a 0-d sample 1-d
-    target = _out_array(out, src.shape, kernel_out)
+    target = out_array(out, src.shape, kernel_out)
     _native().linear(src, target, float(mul), float(add))
     return target
 
@@ -209,7 +193,7 @@ def color_matrix(src: np.ndarray, matrix: np.ndarray, offset: float, out_dtype: 
     if src.dtype not in KERNEL_DTYPES or final != kernel_out or src.ndim < 1 or src.shape[-1] != 3:
         raise ValueError(f"color_matrix: no kernel for {src.dtype} -> {final} of shape {src.shape}")
     src = np.ascontiguousarray(src)
-    target = _out_array(out, src.shape, kernel_out)
+    target = out_array(out, src.shape, kernel_out)
     _native().color_matrix(src, target, np.ascontiguousarray(matrix, dtype=np.float32).reshape(9), float(offset))
     return target
 
@@ -227,7 +211,7 @@ def apply_luts(image: np.ndarray, luts: np.ndarray, out: np.ndarray | None = Non
     """``luts[c][image[..., c]]`` for a uint8 array whose last axis is the channel (one table: all values);
     written into ``out`` when given (same shape, uint8, C-contiguous)."""
     luts = np.ascontiguousarray(luts, dtype=np.uint8)
-    target = _out_array(out, image.shape, np.dtype(np.uint8))
+    target = out_array(out, image.shape, np.dtype(np.uint8))
     _native().apply_luts(np.ascontiguousarray(image), target, luts, int(luts.shape[0]))
     return target
 

@@ -54,32 +54,15 @@
 #define M_SQRT2 1.41421356237309504880
 #endif
 
-/* On x86-64 Linux the row loops get an AVX2 clone chosen at load time (ifunc);
- * the default clone is plain SSE2, so the module runs on any x86-64. Every
- * element sees the same float operations in the same order in both clones
- * (no FMA contraction: -ffp-contract=off), so results are identical. */
-#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__) && \
-    !defined(SF_NO_CLONES)
-#define SF_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define SF_CLONES
-#endif
+/* The row loops get AVX2 clones (sf_common.h), with the same results. */
+#include "sf_common.h"
 
 #if defined(__GNUC__) || defined(__clang__)
 #define SF_HAVE_VEC 1
-typedef float v4f __attribute__((vector_size(16)));
-typedef int32_t v4i __attribute__((vector_size(16)));
+#include "sf_simd.h"
+typedef sf_v4f v4f;
+typedef sf_v4i v4i;
 typedef uint8_t v4u8 __attribute__((vector_size(4)));
-static inline v4f v4_load(const float *p) {
-    v4f r;
-    memcpy(&r, p, sizeof r);
-    return r;
-}
-static inline void v4_store(float *p, v4f v) { memcpy(p, &v, sizeof v); }
-static inline v4f v4_splat(float x) {
-    v4f r = {x, x, x, x};
-    return r;
-}
 #define SF_RESTRICT __restrict__
 #else
 #define SF_HAVE_VEC 0
@@ -98,8 +81,6 @@ enum {
     INTERP_GAUSSIAN = 4,
     INTERP_TRIANGULAR = 5
 };
-
-enum { DT_UINT8 = 0, DT_FLOAT32 = 1, DT_FLOAT16 = 2 };
 
 #define TRI_N 3
 #define GAUSS_N 65
@@ -393,10 +374,10 @@ SF_CLONES static void hrow(float *SF_RESTRICT dst, const float *SF_RESTRICT src,
         for (int x = 0; x < n; x++) {                                                  \
             const int *ix = idx + (size_t)x * NS;                                      \
             const float *wx = w + (size_t)x * NS;                                      \
-            v4f acc = v4_load(src + (size_t)(ix[0] - col0) * C) * v4_splat(wx[0]);     \
+            v4f acc = sf_load4(src + (size_t)(ix[0] - col0) * C) * sf_splat4(wx[0]);     \
             for (int k = 1; k < NS; k++)                                               \
-                acc += v4_load(src + (size_t)(ix[k] - col0) * C) * v4_splat(wx[k]);    \
-            v4_store(dst + (size_t)x * C, acc);                                        \
+                acc += sf_load4(src + (size_t)(ix[k] - col0) * C) * sf_splat4(wx[k]);    \
+            sf_store4(dst + (size_t)x * C, acc);                                        \
         }                                                                              \
         return;
             SF_HCASE(1)
@@ -412,10 +393,10 @@ SF_CLONES static void hrow(float *SF_RESTRICT dst, const float *SF_RESTRICT src,
                 for (int x = 0; x < n; x++) {
                     const int *ix = idx + (size_t)x * S;
                     const float *wx = w + (size_t)x * S;
-                    v4f acc = v4_load(src + (size_t)(ix[0] - col0) * C) * v4_splat(wx[0]);
+                    v4f acc = sf_load4(src + (size_t)(ix[0] - col0) * C) * sf_splat4(wx[0]);
                     for (int k = 1; k < S; k++)
-                        acc += v4_load(src + (size_t)(ix[k] - col0) * C) * v4_splat(wx[k]);
-                    v4_store(dst + (size_t)x * C, acc);
+                        acc += sf_load4(src + (size_t)(ix[k] - col0) * C) * sf_splat4(wx[k]);
+                    sf_store4(dst + (size_t)x * C, acc);
                 }
                 return;
         }
@@ -453,13 +434,13 @@ static inline uint8_t sat_u8(float v) {
 }
 
 SF_CLONES static void store_row(void *out_row, int out_dt, const float *SF_RESTRICT src, int len) {
-    if (out_dt == DT_UINT8) {
+    if (out_dt == DT_U8) {
         uint8_t *SF_RESTRICT o = (uint8_t *)out_row;
         int j = 0;
 #if SF_HAVE_VEC
-        const v4f zero = v4_splat(0.0f), top = v4_splat(255.0f), magic = v4_splat(8388608.0f);
+        const v4f zero = sf_splat4(0.0f), top = sf_splat4(255.0f), magic = sf_splat4(8388608.0f);
         for (; j + 4 <= len; j += 4) {
-            v4f v = v4_load(src + j);
+            v4f v = sf_load4(src + j);
             v4i m = v > zero; /* NaN and negatives -> 0 */
             v = (v4f)((v4i)v & m);
             m = v > top;
@@ -491,7 +472,7 @@ typedef struct {
     const char *src;
     Py_ssize_t src_row_stride; /* bytes */
     int in_h, in_w, C;
-    int src_dt; /* DT_UINT8 / DT_FLOAT32 */
+    int src_dt; /* DT_U8 / DT_F32 */
     char *out;
     Py_ssize_t out_row_stride; /* bytes */
     int out_dt;
@@ -527,17 +508,17 @@ SF_CLONES static void store_norm_row(const ResampleJob *J, int y, const float *S
             float *SF_RESTRICT o0 = out + (size_t)y * ow;
             float *SF_RESTRICT o1 = o0 + plane;
             float *SF_RESTRICT o2 = o1 + plane;
-            const v4f zero = v4_splat(0.0f), top = v4_splat(255.0f), magic = v4_splat(8388608.0f);
-            const v4f m0 = v4_splat(J->norm_mean[0]), m1 = v4_splat(J->norm_mean[1]),
-                      m2 = v4_splat(J->norm_mean[2]);
-            const v4f k0 = v4_splat(J->norm_mul[0]), k1 = v4_splat(J->norm_mul[1]),
-                      k2 = v4_splat(J->norm_mul[2]);
-            const v4f vsh = v4_splat(sh);
+            const v4f zero = sf_splat4(0.0f), top = sf_splat4(255.0f), magic = sf_splat4(8388608.0f);
+            const v4f m0 = sf_splat4(J->norm_mean[0]), m1 = sf_splat4(J->norm_mean[1]),
+                      m2 = sf_splat4(J->norm_mean[2]);
+            const v4f k0 = sf_splat4(J->norm_mul[0]), k1 = sf_splat4(J->norm_mul[1]),
+                      k2 = sf_splat4(J->norm_mul[2]);
+            const v4f vsh = sf_splat4(sh);
             const v4i rev = {3, 2, 1, 0};
             for (; x + 4 <= ow; x += 4) {
                 /* 4 RGB pixels -> R, G, B vectors */
-                v4f a = v4_load(src + (size_t)x * 3), b = v4_load(src + (size_t)x * 3 + 4),
-                    c = v4_load(src + (size_t)x * 3 + 8);
+                v4f a = sf_load4(src + (size_t)x * 3), b = sf_load4(src + (size_t)x * 3 + 4),
+                    c = sf_load4(src + (size_t)x * 3 + 8);
                 v4f r = __builtin_shuffle(__builtin_shuffle(a, b, (v4i){0, 3, 6, 0}), c, (v4i){0, 1, 2, 5});
                 v4f g = __builtin_shuffle(__builtin_shuffle(a, b, (v4i){1, 4, 7, 0}), c, (v4i){0, 1, 2, 6});
                 v4f bl = __builtin_shuffle(__builtin_shuffle(a, b, (v4i){2, 5, 0, 0}), c, (v4i){0, 1, 4, 7});
@@ -556,13 +537,13 @@ SF_CLONES static void store_norm_row(const ResampleJob *J, int y, const float *S
                 v4f n0 = (ch[0] - m0) * k0 + vsh, n1 = (ch[1] - m1) * k1 + vsh, n2 = (ch[2] - m2) * k2 + vsh;
                 if (mirror) {
                     size_t d = (size_t)(ow - 4 - x);
-                    v4_store(o0 + d, __builtin_shuffle(n0, rev));
-                    v4_store(o1 + d, __builtin_shuffle(n1, rev));
-                    v4_store(o2 + d, __builtin_shuffle(n2, rev));
+                    sf_store4(o0 + d, __builtin_shuffle(n0, rev));
+                    sf_store4(o1 + d, __builtin_shuffle(n1, rev));
+                    sf_store4(o2 + d, __builtin_shuffle(n2, rev));
                 } else {
-                    v4_store(o0 + x, n0);
-                    v4_store(o1 + x, n1);
-                    v4_store(o2 + x, n2);
+                    sf_store4(o0 + x, n0);
+                    sf_store4(o1 + x, n1);
+                    sf_store4(o2 + x, n2);
                 }
             }
         }
@@ -599,7 +580,7 @@ static void store_out_row(const ResampleJob *J, int y, const float *src) {
 static int run_resample(ResampleJob *J) {
     const int C = J->C;
     const int oh = J->py.n, ow = J->px.n;
-    const size_t in_es = J->src_dt == DT_UINT8 ? 1 : 4;
+    const size_t in_es = J->src_dt == DT_U8 ? 1 : 4;
     if (oh == 0 || ow == 0) return 0;
     float *rowbuf = (float *)malloc(sizeof(float) * ((size_t)ow * C + 8));
     if (!rowbuf) return -1;
@@ -625,7 +606,7 @@ static int run_resample(ResampleJob *J) {
         int ring_n = Sy + 2;
         float *ring = NULL;
         int *tag = NULL;
-        if (J->src_dt == DT_UINT8) {
+        if (J->src_dt == DT_U8) {
             ring = (float *)malloc(sizeof(float) * (len + 8) * (size_t)ring_n);
             tag = (int *)malloc(sizeof(int) * (size_t)ring_n);
             if (!ring || !tag) {
@@ -690,7 +671,7 @@ static int run_resample(ResampleJob *J) {
         for (int r = 0; r < nrows; r++) {
             const char *srow =
                 J->src + (Py_ssize_t)(row0 + r) * J->src_row_stride + (size_t)col0 * C * in_es;
-            if (J->src_dt == DT_UINT8)
+            if (J->src_dt == DT_U8)
                 u8_to_f32(cbuf, (const uint8_t *)srow, ncols * C);
             else
                 memcpy(cbuf, srow, sizeof(float) * (size_t)ncols * C);
@@ -715,13 +696,10 @@ static int run_resample(ResampleJob *J) {
 /* Buffer helpers                                                            */
 /* ------------------------------------------------------------------------- */
 
+/* The element types here: uint8, float32, float16 (sf_common.h's DT_U8, DT_F32, DT_F16) */
 static int dtype_of(const Py_buffer *b) {
-    const char *f = b->format ? b->format : "B";
-    if (*f == '<' || *f == '=' || *f == '@') f++;
-    if (strcmp(f, "B") == 0 && b->itemsize == 1) return DT_UINT8;
-    if (strcmp(f, "f") == 0 && b->itemsize == 4) return DT_FLOAT32;
-    if (strcmp(f, "e") == 0 && b->itemsize == 2) return DT_FLOAT16;
-    return -1;
+    const int dt = sf_dtype_of(b);
+    return dt == DT_U8 || dt == DT_F32 || dt == DT_F16 ? dt : -1;
 }
 
 /* Checks an HWC buffer whose pixels are contiguous (row stride free). */
@@ -779,23 +757,33 @@ static int auto_order_vh(int src_h, int src_w, int C, int out_h, int out_w, floa
     return c_vh <= c_hv;
 }
 
+/* The checks resample and resample_plan share: the wh x ww window at (wy0, wx0) inside the
+ * out_h x out_w output, known filters. 0, or -1 with the exception set. */
+static int check_window(int out_h, int out_w, int wy0, int wx0, int wh, int ww, int interp, int mag_interp) {
+    if (wy0 < 0 || wx0 < 0 || wy0 + wh > out_h || wx0 + ww > out_w) {
+        PyErr_SetString(PyExc_ValueError, "window outside the output");
+        return -1;
+    }
+    if (interp < 0 || interp > 5 || mag_interp < 0 || mag_interp > 5) {
+        PyErr_SetString(PyExc_ValueError, "bad interpolation code");
+        return -1;
+    }
+    return 0;
+}
+
 /* The shared body of resample and resample_normalize: `J` arrives with the
  * normalize fields set (J->norm == 0 for a plain resample). */
 static PyObject *resample_impl(PyObject *src_obj, PyObject *out_obj, int out_h, int out_w, int wy0,
                                int wx0, float ry0, float rx0, float ry1, float rx1, int interp,
                                int mag_interp, int antialias, int order, ResampleJob *J) {
     Py_buffer sb, ob;
-    if (PyObject_GetBuffer(src_obj, &sb, PyBUF_RECORDS_RO) < 0) return NULL;
-    if (PyObject_GetBuffer(out_obj, &ob, PyBUF_RECORDS) < 0) {
-        PyBuffer_Release(&sb);
-        return NULL;
-    }
+    if (sf_get_buffers(src_obj, &sb, PyBUF_RECORDS_RO, out_obj, &ob, PyBUF_RECORDS) < 0) return NULL;
     PyObject *ret = NULL;
     int oh, ow;
     if (check_hwc(&sb, "src") < 0) goto done;
     J->src_dt = dtype_of(&sb);
     J->out_dt = dtype_of(&ob);
-    if (J->src_dt != DT_UINT8 && J->src_dt != DT_FLOAT32) {
+    if (J->src_dt != DT_U8 && J->src_dt != DT_F32) {
         PyErr_SetString(PyExc_ValueError, "src must be uint8 or float32");
         goto done;
     }
@@ -803,7 +791,7 @@ static PyObject *resample_impl(PyObject *src_obj, PyObject *out_obj, int out_h, 
     J->in_w = (int)sb.shape[1];
     J->C = (int)sb.shape[2];
     if (J->norm) {
-        if (J->out_dt != DT_FLOAT32 || ob.ndim != 3 || !PyBuffer_IsContiguous(&ob, 'C')) {
+        if (J->out_dt != DT_F32 || ob.ndim != 3 || !PyBuffer_IsContiguous(&ob, 'C')) {
             PyErr_SetString(PyExc_ValueError, "out must be a C-contiguous 3-D float32 array");
             goto done;
         }
@@ -820,7 +808,7 @@ static PyObject *resample_impl(PyObject *src_obj, PyObject *out_obj, int out_h, 
         }
     } else {
         if (check_hwc(&ob, "out") < 0) goto done;
-        if (J->out_dt != DT_UINT8 && J->out_dt != DT_FLOAT32) {
+        if (J->out_dt != DT_U8 && J->out_dt != DT_F32) {
             PyErr_SetString(PyExc_ValueError, "out must be uint8 or float32");
             goto done;
         }
@@ -835,14 +823,7 @@ static PyObject *resample_impl(PyObject *src_obj, PyObject *out_obj, int out_h, 
         PyErr_SetString(PyExc_ValueError, "sizes must be positive");
         goto done;
     }
-    if (wy0 < 0 || wx0 < 0 || wy0 + oh > out_h || wx0 + ow > out_w) {
-        PyErr_SetString(PyExc_ValueError, "window outside the output");
-        goto done;
-    }
-    if (interp < 0 || interp > 5 || mag_interp < 0 || mag_interp > 5) {
-        PyErr_SetString(PyExc_ValueError, "bad interpolation code");
-        goto done;
-    }
+    if (check_window(out_h, out_w, wy0, wx0, oh, ow, interp, mag_interp) < 0) goto done;
     J->src = (const char *)sb.buf;
     J->src_row_stride = sb.strides[0];
     J->out = (char *)ob.buf;
@@ -970,9 +951,9 @@ typedef struct {
 } CmnJob;
 
 static inline void put(char *base, size_t i, int dt, float v) {
-    if (dt == DT_FLOAT32)
+    if (dt == DT_F32)
         ((float *)base)[i] = v;
-    else if (dt == DT_FLOAT16)
+    else if (dt == DT_F16)
         ((uint16_t *)base)[i] = f32_to_f16(v);
     else
         ((uint8_t *)base)[i] = sat_u8(v);
@@ -1014,7 +995,7 @@ SF_CLONES static void cmn_u8c3_chw_f32(const CmnJob *J) {
 static void run_cmn(CmnJob *J) {
     const int oh = J->oh, ow = J->ow, oc = J->oc, C = J->C;
     const size_t plane = (size_t)oh * ow;
-    if (J->src_dt == DT_UINT8 && C == 3 && oc == 3 && J->chw && J->out_dt == DT_FLOAT32 &&
+    if (J->src_dt == DT_U8 && C == 3 && oc == 3 && J->chw && J->out_dt == DT_F32 &&
         J->y0 >= 0 && J->x0 >= 0 && J->y0 + oh <= J->H && J->x0 + ow <= J->W) {
         cmn_u8c3_chw_f32(J);
         return;
@@ -1038,7 +1019,7 @@ static void run_cmn(CmnJob *J) {
                 }
             }
             if (xa < xb) {
-                if (J->src_dt == DT_UINT8) {
+                if (J->src_dt == DT_U8) {
                     const uint8_t *s = (const uint8_t *)srow;
                     if (C == 3) {
                         float m0 = J->mean[0], m1 = J->mean[1], m2 = J->mean[2];
@@ -1084,7 +1065,7 @@ static void run_cmn(CmnJob *J) {
                     continue;
                 }
                 for (int x = 0; x < xa; x++) put(J->out, base + x, J->out_dt, fv);
-                if (J->out_dt == DT_FLOAT32) {
+                if (J->out_dt == DT_F32) {
                     float *o = (float *)J->out + base;
                     if (C == 3) {
                         for (int x = xa; x < xb; x++) o[x] = row[(size_t)x * 3 + c];
@@ -1139,11 +1120,7 @@ static PyObject *py_cmn(PyObject *self, PyObject *args) {
                           &mirror, &mean_obj, &mul_obj, &shift, &fill_obj, &chw))
         return NULL;
     Py_buffer sb, ob;
-    if (PyObject_GetBuffer(src_obj, &sb, PyBUF_RECORDS_RO) < 0) return NULL;
-    if (PyObject_GetBuffer(out_obj, &ob, PyBUF_RECORDS) < 0) {
-        PyBuffer_Release(&sb);
-        return NULL;
-    }
+    if (sf_get_buffers(src_obj, &sb, PyBUF_RECORDS_RO, out_obj, &ob, PyBUF_RECORDS) < 0) return NULL;
     PyObject *ret = NULL;
     CmnJob J;
     memset(&J, 0, sizeof J);
@@ -1154,7 +1131,7 @@ static PyObject *py_cmn(PyObject *self, PyObject *args) {
     }
     J.src_dt = dtype_of(&sb);
     J.out_dt = dtype_of(&ob);
-    if (J.src_dt != DT_UINT8 && J.src_dt != DT_FLOAT32) {
+    if (J.src_dt != DT_U8 && J.src_dt != DT_F32) {
         PyErr_SetString(PyExc_ValueError, "src must be uint8 or float32");
         goto done;
     }
@@ -1222,14 +1199,7 @@ static PyObject *py_resample_plan(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "sizes must be positive");
         return NULL;
     }
-    if (wy0 < 0 || wx0 < 0 || wy0 + wh > out_h || wx0 + ww > out_w) {
-        PyErr_SetString(PyExc_ValueError, "window outside the output");
-        return NULL;
-    }
-    if (interp < 0 || interp > 5 || mag_interp < 0 || mag_interp > 5) {
-        PyErr_SetString(PyExc_ValueError, "bad interpolation code");
-        return NULL;
-    }
+    if (check_window(out_h, out_w, wy0, wx0, wh, ww, interp, mag_interp) < 0) return NULL;
     AxisPlan py, px;
     memset(&py, 0, sizeof py);
     memset(&px, 0, sizeof px);

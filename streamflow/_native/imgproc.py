@@ -64,14 +64,9 @@ from typing import Any
 import numpy as np
 
 from ..types import InterpType, parse_interp
+from .binding import load_extension, require_extension
 
-try:
-    from . import _imgproc  # type: ignore[attr-defined]
-except ImportError as exc:  # pragma: no cover - only when the extension is not built
-    _imgproc = None
-    _IMPORT_ERROR: ImportError | None = exc
-else:
-    _IMPORT_ERROR = None
+_imgproc, _IMPORT_ERROR = load_extension("_imgproc")
 
 __all__ = [
     "AxisTaps",
@@ -116,13 +111,8 @@ def filter_table(key: int) -> list[float]:
     return list(_native().filter_table(key))
 
 
-def _native():
-    if _imgproc is None:
-        raise ImportError(
-            "streamflow's C extension streamflow._native._imgproc is not built; run "
-            "`python setup.py build_ext --inplace` or reinstall the package"
-        ) from _IMPORT_ERROR
-    return _imgproc
+def _native() -> Any:
+    return require_extension(_imgproc, "_imgproc", _IMPORT_ERROR)
 
 
 def _as_hwc(src: np.ndarray, what: str, dtypes: Sequence[np.dtype]) -> tuple[np.ndarray, bool]:

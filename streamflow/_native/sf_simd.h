@@ -1,9 +1,10 @@
 /*
- * Small vector helpers shared by filters.c and warp.c: 4-lane float / int32 vectors (GCC
+ * Small vector helpers shared by the C extensions: 4-lane float / int32 vectors (GCC
  * vector extensions: SSE2 on x86-64 without -march flags, NEON on arm64) and the narrowing
  * of 16 int32 lanes, already inside the target type's range, to 8- or 16-bit integers
- * (SSE2 pack instructions where available; the generic conversion elsewhere). The values
- * are never changed: these only move bits faster than a lane-by-lane conversion.
+ * (SSE2 pack instructions where available; the generic conversion elsewhere), with the row
+ * store built on it (filters.c, warp.c). The values are never changed: these only move bits
+ * faster than a lane-by-lane conversion.
  */
 #ifndef SF_SIMD_H
 #define SF_SIMD_H
@@ -20,6 +21,18 @@ typedef int32_t sf_v4i __attribute__((vector_size(16)));
 /* 8 lanes: one AVX register in the avx2 clones, two SSE2 registers elsewhere */
 typedef float sf_v8f __attribute__((vector_size(32)));
 typedef int32_t sf_v8i __attribute__((vector_size(32)));
+
+/* Unaligned loads and stores of 4 floats, and 4 copies of one */
+static inline sf_v4f sf_load4(const float *p) {
+    sf_v4f r;
+    memcpy(&r, p, sizeof r);
+    return r;
+}
+static inline void sf_store4(float *p, sf_v4f v) { memcpy(p, &v, sizeof v); }
+static inline sf_v4f sf_splat4(float x) {
+    sf_v4f r = {x, x, x, x};
+    return r;
+}
 
 /* m ? a : b lane by lane (m: all ones or all zeros per lane, as vector comparisons give) */
 static inline __attribute__((always_inline)) sf_v4f sf_select(sf_v4i m, sf_v4f a, sf_v4f b) {
@@ -88,14 +101,32 @@ static inline __attribute__((always_inline)) void sf_narrow16(int kind, void *ou
 #endif
 }
 
-/* sf_narrow16 of two 8-lane vectors (through pointers: a 32-byte vector is no argument
- * without AVX). */
-static inline __attribute__((always_inline)) void sf_narrow16x8(int kind, void *out, const sf_v8i *a,
-                                                                const sf_v8i *b) {
-    sf_v4i q[4];
-    memcpy(&q[0], a, 32);
-    memcpy(&q[2], b, 32);
-    sf_narrow16(kind, out, q[0], q[1], q[2], q[3]);
-}
+/* Store the n values at src (float or double) as T, an 8- or 16-bit integer type (KIND of
+ * sf_narrow16), at dst: 16 at a time, rounded and saturated by ROUNDV(&r, p, LO, HI) into the
+ * int32 lanes of one VT (sf_v4i or sf_v8i: 4 or 8 values from p) and packed by sf_narrow16;
+ * the rest one by one as (T)ROUND1(v, LO, HI), which gives the same values as ROUNDV. */
+#define SF_STORE_NARROW(T, KIND, dst, src, n, VT, ROUNDV, ROUND1, LO, HI)                    \
+    do {                                                                                     \
+        T *restrict sf_o = (T *)(dst);                                                       \
+        int sf_i = 0;                                                                        \
+        for (; sf_i + 16 <= (n); sf_i += 16) {                                               \
+            sf_v4i sf_q[4];                                                                  \
+            for (int sf_k = 0; sf_k < (int)(sizeof sf_q / (sizeof(VT))); sf_k++) {           \
+                VT sf_r;                                                                     \
+                ROUNDV(&sf_r, (src) + sf_i + sf_k * (int)(sizeof(VT) / 4), LO, HI);          \
+                memcpy((char *)sf_q + sf_k * sizeof(VT), &sf_r, sizeof(VT));                 \
+            }                                                                                \
+            sf_narrow16(KIND, sf_o + sf_i, sf_q[0], sf_q[1], sf_q[2], sf_q[3]);              \
+        }                                                                                    \
+        for (; sf_i < (n); sf_i++) sf_o[sf_i] = (T)ROUND1((src)[sf_i], LO, HI);              \
+    } while (0)
+
+/* The switch cases of the types SF_STORE_NARROW writes, each `STORE(T, KIND, LO, HI); break;`
+ * with the type's range (DT_*: sf_common.h). */
+#define SF_NARROW_CASES(STORE)                                         \
+    case DT_U8: STORE(uint8_t, SF_U8, 0.0, 255.0); break;              \
+    case DT_I8: STORE(int8_t, SF_I8, -128.0, 127.0); break;            \
+    case DT_U16: STORE(uint16_t, SF_U16, 0.0, 65535.0); break;         \
+    case DT_I16: STORE(int16_t, SF_I16, -32768.0, 32767.0); break;
 
 #endif /* SF_SIMD_H */

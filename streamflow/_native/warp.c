@@ -43,15 +43,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sf_common.h"
 #include "sf_simd.h"
 
-#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__) && \
-    !defined(SF_NO_CLONES)
-#define SF_CLONES __attribute__((target_clones("avx2", "default")))
+/* Where the AVX2 clones are built, a few paths are AVX2 intrinsics, chosen at import */
+#if SF_HAVE_CLONES
 #define SF_DISPATCH_AVX2 1
 #include <immintrin.h>
-#else
-#define SF_CLONES
 #endif
 
 /* GCC / clang: vector extensions and forced inlining are used throughout */
@@ -60,24 +58,12 @@ typedef sf_v4f v4f;
 typedef sf_v4i v4i;
 #define vsel sf_select
 
-enum { DT_U8, DT_I8, DT_U16, DT_I16, DT_U32, DT_I32, DT_F32, DT_F64 };
 enum { B_CONSTANT, B_EDGE, B_REFLECT_1001, B_REFLECT_101, B_WRAP };
 
+/* The kernels' element types: sf_common.h's DT_U8 .. DT_F64 (not float16) */
 static int dtype_of(const Py_buffer *b) {
-    const char *f = b->format ? b->format : "B";
-    if (*f == '<' || *f == '=' || *f == '@') f++;
-    if (f[0] == 0 || f[1] != 0) return -1;
-    switch (f[0]) {
-        case 'B': return b->itemsize == 1 ? DT_U8 : -1;
-        case 'b': return b->itemsize == 1 ? DT_I8 : -1;
-        case 'H': return b->itemsize == 2 ? DT_U16 : -1;
-        case 'h': return b->itemsize == 2 ? DT_I16 : -1;
-        case 'I': return b->itemsize == 4 ? DT_U32 : -1;
-        case 'i': return b->itemsize == 4 ? DT_I32 : -1;
-        case 'f': return b->itemsize == 4 ? DT_F32 : -1;
-        case 'd': return b->itemsize == 8 ? DT_F64 : -1;
-        default: return -1;
-    }
+    const int dt = sf_dtype_of(b);
+    return dt <= DT_F64 ? dt : -1;
 }
 
 /* floorf / ceilf of |x| < 2^31 with SSE2 operations only (truncate, then step), so the loops
@@ -91,6 +77,17 @@ SF_INLINE float floor_small(float x) {
 SF_INLINE float ceil_small(float x) {
     const float t = (float)(int)x;
     return t < x ? t + 1.0f : t;
+}
+
+/* floor_small and clipping to [lo, hi] (NaN stays NaN) on 4 lanes */
+SF_INLINE v4f floor4_small(v4f x) {
+    const v4f t = __builtin_convertvector(__builtin_convertvector(x, v4i), v4f);
+    return vsel(t > x, t - 1.0f, t);
+}
+
+SF_INLINE v4f clamp4(v4f v, v4f lo, v4f hi) {
+    v = vsel(v < lo, lo, v);
+    return vsel(v > hi, hi, v);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -135,26 +132,12 @@ SF_INLINE void round8_sat(sf_v8i *out, const float *src, float LO, float HI) {
     *out = __builtin_convertvector(r, v8i);
 }
 
-/* 16 values at a time, packed to the 8- or 16-bit type (sf_simd.h), the rest one by one. */
-#define STORE_INT(T, KIND, LO, HI)                                                          \
-    do {                                                                                    \
-        T *restrict o = (T *)dst;                                                           \
-        int i = 0;                                                                          \
-        for (; i + 16 <= n; i += 16) {                                                      \
-            sf_v8i a, b;                                                                    \
-            round8_sat(&a, src + i, LO, HI);                                                \
-            round8_sat(&b, src + i + 8, LO, HI);                                            \
-            sf_narrow16x8(KIND, o + i, &a, &b);                                             \
-        }                                                                                   \
-        for (; i < n; i++) o[i] = (T)round_sat(src[i], LO, HI);                             \
-    } while (0)
+/* 16 values at a time, packed to the 8- or 16-bit type, the rest one by one (sf_simd.h) */
+#define STORE_INT(T, KIND, LO, HI) SF_STORE_NARROW(T, KIND, dst, src, n, sf_v8i, round8_sat, round_sat, LO, HI)
 
 SF_CLONES static void store_f32(char *restrict dst, int dt, const float *restrict src, int n) {
     switch (dt) {
-        case DT_U8: STORE_INT(uint8_t, SF_U8, 0.0f, 255.0f); break;
-        case DT_I8: STORE_INT(int8_t, SF_I8, -128.0f, 127.0f); break;
-        case DT_U16: STORE_INT(uint16_t, SF_U16, 0.0f, 65535.0f); break;
-        case DT_I16: STORE_INT(int16_t, SF_I16, -32768.0f, 32767.0f); break;
+        SF_NARROW_CASES(STORE_INT)
         default: memcpy(dst, src, (size_t)n * sizeof(float)); break;
     }
 }
@@ -215,16 +198,11 @@ SF_INLINE void lin_coord(float s, int *i0, float *q) {
 
 /* lin_coord over a row, 4 lanes at a time. */
 SF_CLONES static void lin_coords(const float *restrict s, int n, int *restrict i0, float *restrict q) {
-    const v4f lo = {-1e6f, -1e6f, -1e6f, -1e6f}, hi = -lo, one = {1, 1, 1, 1}, nan_i = {-4, -4, -4, -4};
+    const v4f lo = {-1e6f, -1e6f, -1e6f, -1e6f}, hi = -lo, nan_i = {-4, -4, -4, -4};
     int j = 0;
     for (; j + 4 <= n; j += 4) {
-        v4f v;
-        memcpy(&v, s + j, sizeof v);
-        v = vsel(v < lo, lo, v);
-        v = vsel(v > hi, hi, v);
-        const v4f x = v - 0.5f;
-        const v4f t = __builtin_convertvector(__builtin_convertvector(x, v4i), v4f);
-        const v4f f = vsel(x == x, vsel(t > x, t - one, t), nan_i);
+        const v4f x = clamp4(sf_load4(s + j), lo, hi) - 0.5f;
+        const v4f f = vsel(x == x, floor4_small(x), nan_i);
         const v4f qq = x - f;
         const v4i ii = __builtin_convertvector(f, v4i);
         memcpy(q + j, &qq, sizeof qq);
@@ -250,16 +228,12 @@ SF_INLINE int tap(int i, int n, int has_fill) {
 /* tap(nn_coord(s[j], size), size, has_fill) for a row, 4 lanes at a time (the same values:
  * floor of the clipped coordinate, NaN -> -2, then the border). */
 SF_CLONES static void nn_taps(const float *restrict s, int n, int size, int has_fill, int *restrict idx) {
-    const v4f zero = {0, 0, 0, 0}, one = zero + 1.0f, lo = zero - 2.0f, hi = zero + (float)(size + 1);
+    const v4f zero = {0, 0, 0, 0}, lo = zero - 2.0f, hi = zero + (float)(size + 1);
     const v4f last = zero + (float)(size - 1), outside = has_fill ? zero - 1.0f : zero;
     int j = 0;
     for (; j + 4 <= n; j += 4) {
-        v4f v;
-        memcpy(&v, s + j, sizeof v);
-        v = vsel(v < lo, lo, v);
-        v = vsel(v > hi, hi, v);
-        const v4f t = __builtin_convertvector(__builtin_convertvector(v, v4i), v4f);
-        v4f f = vsel(v == v, vsel(t > v, t - one, t), lo);
+        const v4f v = clamp4(sf_load4(s + j), lo, hi);
+        v4f f = vsel(v == v, floor4_small(v), lo);
         const v4i inside = (f >= zero) & (f <= last);
         const v4f edge = has_fill ? outside : vsel(f < zero, zero, last);
         f = vsel(inside, f, edge);
@@ -879,27 +853,12 @@ SF_INLINE void round4_sat_d(v4i *out, const double *src, double LO, double HI) {
     } while (0)
 
 /* 16 values at a time, packed (sf_simd.h), the rest one by one. */
-#define STORE_D_SMALL(T, KIND, LO, HI)                                                         \
-    do {                                                                                       \
-        T *restrict o = (T *)dst;                                                              \
-        int i = 0;                                                                             \
-        for (; i + 16 <= n; i += 16) {                                                         \
-            v4i a, b, c, d;                                                                    \
-            round4_sat_d(&a, src + i, LO, HI);                                                 \
-            round4_sat_d(&b, src + i + 4, LO, HI);                                             \
-            round4_sat_d(&c, src + i + 8, LO, HI);                                             \
-            round4_sat_d(&d, src + i + 12, LO, HI);                                            \
-            sf_narrow16(KIND, o + i, a, b, c, d);                                              \
-        }                                                                                      \
-        for (; i < n; i++) o[i] = (T)round_sat_d(src[i], LO, HI);                              \
-    } while (0)
+#define STORE_D_SMALL(T, KIND, LO, HI) \
+    SF_STORE_NARROW(T, KIND, dst, src, n, v4i, round4_sat_d, round_sat_d, LO, HI)
 
 SF_CLONES static void store_f64(char *restrict dst, int dt, const double *restrict src, int n) {
     switch (dt) {
-        case DT_U8: STORE_D_SMALL(uint8_t, SF_U8, 0.0, 255.0); break;
-        case DT_I8: STORE_D_SMALL(int8_t, SF_I8, -128.0, 127.0); break;
-        case DT_U16: STORE_D_SMALL(uint16_t, SF_U16, 0.0, 65535.0); break;
-        case DT_I16: STORE_D_SMALL(int16_t, SF_I16, -32768.0, 32767.0); break;
+        SF_NARROW_CASES(STORE_D_SMALL)
         case DT_U32: STORE_D_INT(uint32_t, 0.0, 4294967295.0); break;
         case DT_I32: STORE_D_INT(int32_t, -2147483648.0, 2147483647.0); break;
         case DT_F32:
@@ -913,33 +872,22 @@ SF_CLONES static void store_f64(char *restrict dst, int dt, const double *restri
 /* store_f64 for the 8- and 16-bit types with AVX's rounding instruction: NaN -> 0, then
  * clip to [LO, HI] and round half to even (rounding after clipping to integer bounds gives
  * the same integers as clipping after rounding). */
-#define STORE_D_AVX2(T, KIND, LO, HI)                                                          \
-    do {                                                                                       \
-        T *restrict o = (T *)dst;                                                              \
-        const __m256d lo = _mm256_set1_pd(LO), hi = _mm256_set1_pd(HI);                        \
-        int i = 0;                                                                             \
-        for (; i + 16 <= n; i += 16) {                                                         \
-            v4i q[4];                                                                          \
-            for (int k = 0; k < 4; k++) {                                                      \
-                __m256d v = _mm256_loadu_pd(src + i + 4 * k);                                  \
-                v = _mm256_and_pd(v, _mm256_cmp_pd(v, v, _CMP_ORD_Q));                         \
-                v = _mm256_min_pd(_mm256_max_pd(v, lo), hi);                                   \
-                v = _mm256_round_pd(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);          \
-                const __m128i r = _mm256_cvtpd_epi32(v);                                       \
-                memcpy(&q[k], &r, sizeof r);                                                   \
-            }                                                                                  \
-            sf_narrow16(KIND, o + i, q[0], q[1], q[2], q[3]);                                  \
-        }                                                                                      \
-        for (; i < n; i++) o[i] = (T)round_sat_d(src[i], LO, HI);                              \
-    } while (0)
+__attribute__((target("avx2"), always_inline)) static inline void round4_d_avx2(v4i *out, const double *src,
+                                                                               double LO, double HI) {
+    __m256d v = _mm256_loadu_pd(src);
+    v = _mm256_and_pd(v, _mm256_cmp_pd(v, v, _CMP_ORD_Q));
+    v = _mm256_min_pd(_mm256_max_pd(v, _mm256_set1_pd(LO)), _mm256_set1_pd(HI));
+    v = _mm256_round_pd(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m128i r = _mm256_cvtpd_epi32(v);
+    memcpy(out, &r, sizeof r);
+}
+#define STORE_D_AVX2(T, KIND, LO, HI) \
+    SF_STORE_NARROW(T, KIND, dst, src, n, v4i, round4_d_avx2, round_sat_d, LO, HI)
 
 __attribute__((target("avx2"))) static void store_f64_avx2(char *restrict dst, int dt, const double *restrict src,
                                                             int n) {
     switch (dt) {
-        case DT_U8: STORE_D_AVX2(uint8_t, SF_U8, 0.0, 255.0); break;
-        case DT_I8: STORE_D_AVX2(int8_t, SF_I8, -128.0, 127.0); break;
-        case DT_U16: STORE_D_AVX2(uint16_t, SF_U16, 0.0, 65535.0); break;
-        case DT_I16: STORE_D_AVX2(int16_t, SF_I16, -32768.0, 32767.0); break;
+        SF_NARROW_CASES(STORE_D_AVX2)
         default: store_f64(dst, dt, src, n); break;
     }
 }
@@ -1037,11 +985,9 @@ static PyObject *affine_common(PyObject *args, int dims) {
     if (read_values(m_obj, 0, m, dims == 3 ? 6 : 12, "matrix") < 0) return NULL;
     Py_buffer sb, ob, fb;
     int have_fill = fill_obj != Py_None;
-    if (PyObject_GetBuffer(src_obj, &sb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_ND) < 0) return NULL;
-    if (PyObject_GetBuffer(out_obj, &ob, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_ND | PyBUF_WRITABLE) < 0) {
-        PyBuffer_Release(&sb);
+    if (sf_get_buffers(src_obj, &sb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_ND,
+                       out_obj, &ob, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_ND | PyBUF_WRITABLE) < 0)
         return NULL;
-    }
     if (have_fill && PyObject_GetBuffer(fill_obj, &fb, PyBUF_C_CONTIGUOUS) < 0) {
         PyBuffer_Release(&sb);
         PyBuffer_Release(&ob);
@@ -1109,11 +1055,9 @@ static PyObject *py_perspective(PyObject *self, PyObject *args) {
     Py_buffer sb, ob, xb, yb;
     memset(&xb, 0, sizeof xb);
     memset(&yb, 0, sizeof yb);
-    if (PyObject_GetBuffer(src_obj, &sb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_ND) < 0) return NULL;
-    if (PyObject_GetBuffer(out_obj, &ob, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_ND | PyBUF_WRITABLE) < 0) {
-        PyBuffer_Release(&sb);
+    if (sf_get_buffers(src_obj, &sb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_ND,
+                       out_obj, &ob, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_ND | PyBUF_WRITABLE) < 0)
         return NULL;
-    }
     PyObject *ret = NULL;
     double *fill = NULL;
     int ok = 1;

@@ -14,10 +14,9 @@ from typing import Any
 
 import numpy as np
 
-try:
-    from . import _warp  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - only when the extension is not built
-    _warp = None
+from .binding import load_extension, out_array
+
+_warp, _ = load_extension("_warp")
 
 __all__ = ["BORDERS", "KernelUnsupported", "affine", "available", "perspective", "use_avx2"]
 
@@ -59,13 +58,6 @@ def _contiguous(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a)
 
 
-def _target(out: np.ndarray | None, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    """``out`` when it is a C-contiguous array of ``shape`` and ``dtype`` (a row of the batch), else a new one."""
-    if out is not None and out.shape == shape and out.dtype == dtype and out.flags.c_contiguous:
-        return out
-    return np.empty(shape, dtype=dtype)
-
-
 def affine(src: np.ndarray, matrix: np.ndarray, out_size: tuple[int, ...], *, linear: bool,
            fill: np.ndarray | None, out_dtype: np.dtype, out: np.ndarray | None = None) -> np.ndarray:
     """Warp an HWC image (``matrix``: 2x3) or a DHWC volume (3x4) by a destination-to-source map.
@@ -88,7 +80,7 @@ def affine(src: np.ndarray, matrix: np.ndarray, out_size: tuple[int, ...], *, li
         raise KernelUnsupported(f"no warp kernel for {src.dtype} -> {odt}")
     src = _contiguous(src)
     kernel_dtype = src.dtype if copy else (odt if odt in _AFFINE_OUT else np.dtype(np.float32))
-    result = _target(out, (*out_size, src.shape[-1]), kernel_dtype)
+    result = out_array(out, (*out_size, src.shape[-1]), kernel_dtype)
     fill_px = None if fill is None else np.ascontiguousarray(fill, dtype=src.dtype)
     m = np.ascontiguousarray(matrix, dtype=np.float32).reshape(-1)
     (native.affine2d if src.ndim == 3 else native.affine3d)(src, result, m, linear, fill_px, copy)
@@ -115,7 +107,7 @@ def perspective(src: np.ndarray, out_size: tuple[int, int], *, matrix: np.ndarra
     if src.dtype not in _IN_TYPES:
         raise KernelUnsupported(f"no perspective kernel for {src.dtype}")
     src = _contiguous(src)
-    result = _target(out, (*out_size, src.shape[2]), src.dtype)
+    result = out_array(out, (*out_size, src.shape[2]), src.dtype)
     m = None if matrix is None else np.ascontiguousarray(matrix, dtype=np.float64).reshape(-1)
     if m is None:
         assert mapx is not None and mapy is not None
