@@ -24,6 +24,7 @@ import threading
 import warnings
 import weakref
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
+from types import ModuleType
 from typing import Any, TypeVar
 
 import numpy as np
@@ -880,3 +881,10 @@ def pipeline_def(
         return create
 
     return decorate(fn) if fn is not None else decorate
+
+
+# DALI's debug mode is ``from nvidia.dali.pipeline.experimental import pipeline_def`` (DALI's plain
+# ``pipeline_def`` refuses ``debug``); the same import path works here, with the same function.
+experimental = ModuleType(f"{__name__}.experimental", "DALI's ``pipeline.experimental``: ``pipeline_def(debug=True)``.")
+experimental.pipeline_def = pipeline_def  # type: ignore[attr-defined]
+sys.modules[experimental.__name__] = experimental
