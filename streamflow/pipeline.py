@@ -771,10 +771,14 @@ class Pipeline:
         return _meta(info)
 
     def epoch_size(self, name: str | None = None) -> int | dict[str, int]:
-        """Samples per epoch of reader ``name`` (or of every reader, as a dict)."""
+        """Samples per epoch of reader ``name`` (or of every reader, as a dict).
+
+        As in DALI, the padded size (``reader_meta()["epoch_size_padded"]``): with
+        ``pad_last_batch=True`` the data set rounded up to a multiple of ``num_shards``.
+        """
         if name is not None:
-            return int(self.reader_meta(name)["epoch_size"])
-        return {n: int(m["epoch_size"]) for n, m in self.reader_meta().items()}
+            return int(self.reader_meta(name)["epoch_size_padded"])
+        return {n: int(m["epoch_size_padded"]) for n, m in self.reader_meta().items()}
 
     def __repr__(self) -> str:
         return (
