@@ -55,6 +55,17 @@ class _EndOfData(Exception):
     pass
 
 
+def _per_output(what: str, value: Any, num_outputs: int) -> list[Any]:
+    """``value`` for each output: a list or tuple gives one per output (DALI's multi-output form)."""
+    if not isinstance(value, (list, tuple)):
+        return [value] * num_outputs
+    if len(value) != num_outputs:
+        raise PipelineDefinitionError(
+            f"external_source: {what} has {len(value)} entries, expected one per output ({num_outputs})"
+        )
+    return list(value)
+
+
 def _to_sample(value: Any, dtype: np.dtype | None, where: str) -> Any:
     if isinstance(value, (bytes, bytearray, memoryview)):
         arr: Any = np.frombuffer(value, dtype=np.uint8)
@@ -112,13 +123,19 @@ class ExternalSource(Source):
         self.batch = batch
         self.cycle = cycle in (True, "quiet", "no_raise")
         self.batch_info = batch_info
-        self.dtype = parse_dtype(dtype).numpy if dtype is not None else None
-        self._layout = layout or ""
-        self.ndim = ndim
-        if ndim is not None and (not isinstance(ndim, int) or ndim < 0):
-            raise PipelineDefinitionError(f"external_source: ndim must be a non-negative int, got {ndim!r}")
-        if layout and ndim is not None and len(layout) != ndim:
-            raise PipelineDefinitionError(f"external_source: layout {layout!r} does not have ndim={ndim} dimensions")
+        # dtype, layout and ndim: one for every output, or (as in DALI) a list of one per output.
+        dtypes = _per_output("dtype", dtype, self.num_outputs)
+        self._dtypes = [parse_dtype(d).numpy if d is not None else None for d in dtypes]
+        self.dtype = self._dtypes[0]
+        self._layouts = [lay or "" for lay in _per_output("layout", layout, self.num_outputs)]
+        self._layout = self._layouts[0]
+        self._ndims = _per_output("ndim", ndim, self.num_outputs)
+        self.ndim = self._ndims[0]
+        for lay, nd in zip(self._layouts, self._ndims):
+            if nd is not None and (not isinstance(nd, int) or nd < 0):
+                raise PipelineDefinitionError(f"external_source: ndim must be a non-negative int, got {nd!r}")
+            if lay and nd is not None and len(lay) != nd:
+                raise PipelineDefinitionError(f"external_source: layout {lay!r} does not have ndim={nd} dimensions")
         # A generator function is an iterable factory (as in DALI): called at the start of
         # every epoch, its generator is iterated; never called once per batch.
         self._factory = inspect.isgeneratorfunction(source) or inspect.isasyncgenfunction(source)
@@ -253,12 +270,13 @@ class ExternalSource(Source):
         outputs: list[list[Any]] = [[] for _ in range(self.num_outputs)]
         failures: dict[int, SampleError] = {}
 
-        def convert(value: Any, row: int, where: str) -> Any:
+        def convert(value: Any, row: int, where: str, k: int) -> Any:
             # A sample of the wrong kind fails only its row (on_error decides what then).
             try:
-                sample = _to_sample(value, self.dtype, where)
-                if self.ndim is not None and getattr(sample, "ndim", 1) != self.ndim:
-                    raise SampleError(f"expected ndim={self.ndim}, got shape {tuple(sample.shape)}", where)
+                sample = _to_sample(value, self._dtypes[k], where)
+                ndim = self._ndims[k]
+                if ndim is not None and getattr(sample, "ndim", 1) != ndim:
+                    raise SampleError(f"expected ndim={ndim}, got shape {tuple(sample.shape)}", where)
                 return sample
             except SampleError as err:
                 failures.setdefault(row, err)
@@ -270,7 +288,7 @@ class ExternalSource(Source):
                 where = f"{self._label()} batch {batch_index} of epoch {epoch}"
                 item = await self._pull_checked(batch_info)
                 for k, column in enumerate(self._split_outputs(item, where)):
-                    outputs[k] = [convert(s, row, f"{where}, sample {row}") for row, s in enumerate(column)]
+                    outputs[k] = [convert(s, row, f"{where}, sample {row}", k) for row, s in enumerate(column)]
             elif self.parallel and self._is_callable:
                 # every sample's call at once on the I/O threads (samples are independent)
                 infos = [SampleInfo(first_id + j, j, batch_index, epoch) for j in range(self._batch_size)]
@@ -284,7 +302,7 @@ class ExternalSource(Source):
                         raise item
                     where = f"{self._label()} sample {first_id + j} of epoch {epoch}"
                     for k, value in enumerate(self._split_outputs(item, where)):
-                        outputs[k].append(convert(value, j, where))
+                        outputs[k].append(convert(value, j, where, k))
                 if ended:
                     raise _EndOfData
             else:
@@ -293,7 +311,7 @@ class ExternalSource(Source):
                     where = f"{self._label()} sample {first_id + j} of epoch {epoch}"
                     item = await self._pull_checked(info)
                     for k, value in enumerate(self._split_outputs(item, where)):
-                        outputs[k].append(convert(value, j, where))
+                        outputs[k].append(convert(value, j, where, k))
         except _EndOfData:
             self._ended_epoch = epoch
         n = len(outputs[0])
@@ -318,7 +336,7 @@ class ExternalSource(Source):
         return None
 
     def layout(self, index: int) -> str:
-        return self._layout
+        return self._layouts[index]
 
     def close(self) -> None:
         closer = getattr(self._iterator, "close", None)
@@ -342,8 +360,8 @@ def external_source(
     cycle: bool | str | None = None,
     batch_info: bool = False,
     dtype: Any = None,
-    layout: str | None = None,
-    ndim: int | None = None,
+    layout: str | list[str] | None = None,
+    ndim: int | list[int] | None = None,
     parallel: bool = False,
     no_copy: bool | None = None,
     blocking: bool | None = None,
@@ -371,9 +389,10 @@ def external_source(
         cycle: ``True``/``"quiet"``: restart an exhausted iterable at once;
             otherwise its end ends the epoch and the next epoch restarts it.
         batch_info: pass a ``BatchInfo`` to a batch-mode callable.
-        dtype: the dtype every sample must have (checked).
-        layout: layout name of the samples, e.g. ``"HWC"``.
-        ndim: the number of dimensions every sample must have (checked).
+        dtype: the dtype every sample must have (checked); with ``num_outputs``
+            also a list, one per output (as in DALI).
+        layout: layout name of the samples, e.g. ``"HWC"`` (or a list, one per output).
+        ndim: the number of dimensions every sample must have (checked; or a list, one per output).
         parallel: with ``batch=False`` and a callable, the samples of a batch
             are requested concurrently on the pipeline's I/O threads (DALI runs
             them in worker processes; here the callable must be thread-safe and

@@ -278,3 +278,28 @@ def test_feed_input_pushes_batches_in_order() -> None:
     pipe.close()
     with pytest.raises(sf.PipelineDefinitionError, match="give it a name"):
         fn.external_source()
+
+
+def test_dtype_and_layout_lists_give_one_per_output() -> None:
+    """DALI: with num_outputs, dtype / layout / ndim may be lists, one entry per output."""
+    data = [(np.zeros((2, 2), np.uint8), np.int32([i])) for i in range(2)]
+
+    @sf.pipeline_def(batch_size=2, num_threads=1, seed=0)
+    def pipe():  # type: ignore[no-untyped-def]
+        return fn.external_source(data, num_outputs=2, batch=False, dtype=[sf.types.UINT8, sf.types.INT32],
+                                  layout=["HW", ""], ndim=[2, 1])
+
+    with pipe() as p:
+        images, labels = p.run()
+    assert images.layout == "HW" and np.asarray(labels.as_array()).ravel().tolist() == [0, 1]
+    bad = [(np.zeros((2, 2), np.uint8), np.int64([0]))] * 2
+
+    @sf.pipeline_def(batch_size=2, num_threads=1, seed=0)
+    def wrong_type():  # type: ignore[no-untyped-def]
+        return fn.external_source(bad, num_outputs=2, batch=False, dtype=[sf.types.UINT8, sf.types.INT32])
+
+    with wrong_type() as p, pytest.raises(sf.errors.PipelineError, match="expected dtype int32, got int64"):
+        p.run()
+    with pytest.raises(sf.errors.PipelineDefinitionError, match="dtype has 3 entries, expected one per output"):
+        sf.pipeline_def(lambda: fn.external_source(bad, num_outputs=2, dtype=[sf.types.UINT8] * 3),
+                        batch_size=2)().build()
