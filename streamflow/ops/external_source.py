@@ -97,8 +97,8 @@ class ExternalSource(Source):
         cycle: bool | str | None = None,
         batch_info: bool = False,
         dtype: Any = None,
-        layout: str | None = None,
-        ndim: int | None = None,
+        layout: str | list[str] | None = None,
+        ndim: int | list[int] | None = None,
         parallel: bool = False,
         name: str | None = None,
     ) -> None:
