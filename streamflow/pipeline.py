@@ -510,7 +510,9 @@ class Pipeline:
         first of the next share a batch (with ``pad_last_batch=True`` every
         epoch is whole batches, so none is mixed). A pipeline fed by an
         ``external_source`` that runs out raises ``StopIteration`` as in DALI
-        (the next call starts the source again). For epoch-aware iteration use
+        (the next call starts the source again); as in DALI, the samples of a
+        per-sample source (``batch=False``) that do not fill the last batch are
+        dropped. For epoch-aware iteration use
         ``iter()``, ``async for`` or ``next_batch()``.
         """
         self._next_requested()
@@ -556,6 +558,8 @@ class Pipeline:
                     empty_epochs += 1
                     if self._wraps_around() and empty_epochs < 2:
                         continue
+                    if any(getattr(r, "batch", True) is False for r in self._readers().values()):
+                        parts = []  # DALI drops a per-sample external_source's incomplete last batch
                     break  # an external source ran out (or the readers yield nothing)
                 empty_epochs = 0
                 self._carry = (batch, 0)

@@ -303,3 +303,23 @@ def test_dtype_and_layout_lists_give_one_per_output() -> None:
     with pytest.raises(sf.errors.PipelineDefinitionError, match="dtype has 3 entries, expected one per output"):
         sf.pipeline_def(lambda: fn.external_source(bad, num_outputs=2, dtype=[sf.types.UINT8] * 3),
                         batch_size=2)().build()
+
+
+def test_run_drops_the_incomplete_last_batch_of_a_per_sample_source() -> None:
+    """DALI 2.4: run() on a per-sample source (batch=False) that stops inside a batch drops those samples
+    and raises StopIteration (7 samples, batches of 3: two batches); iter() keeps the short batch."""
+
+    def sample(info):  # type: ignore[no-untyped-def]
+        if info.idx_in_epoch >= 7:
+            raise StopIteration
+        return np.int32([info.idx_in_epoch, info.epoch_idx])
+
+    with make(sample, batch_size=3, batch=False) as pipe:
+        for epoch in range(2):
+            got = [pipe.run()[0].as_array()[:, 0].tolist() for _ in range(2)]
+            assert got == [[0, 1, 2], [3, 4, 5]]
+            with pytest.raises(StopIteration):
+                pipe.run()
+            pipe.reset()
+    with make(sample, batch_size=3, batch=False) as pipe:
+        assert [len(b) for b in run_epoch(pipe)] == [3, 3, 1]
