@@ -151,3 +151,18 @@ def test_dali_experimental_import_path(image_root: Path) -> None:
     pipe = pipeline_def(_define(str(image_root)), batch_size=2, num_threads=1, seed=3, debug=True)()
     assert isinstance(pipe, DebugPipeline)
     pipe.close()
+
+
+def test_printing_a_debug_node_shows_its_values(image_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """DALI's debug_mode tutorial prints operator outputs inside the definition: the values show."""
+
+    @sf.pipeline_def(batch_size=2, num_threads=1, seed=3, debug=True)
+    def printing():  # type: ignore[no-untyped-def]
+        _, labels = fn.readers.file(file_root=str(image_root))
+        print(labels)
+        return labels
+
+    with printing() as pipe:
+        (labels,) = pipe.run()
+    printed = capsys.readouterr().out
+    assert "EagerNode('readers.file" in printed and f"[{int(labels.at(1)[0])}]" in printed
