@@ -78,6 +78,25 @@ def test_external_input(lib: Any, data: dict[str, Any]) -> None:
     compare(C.external_input(lib, data), "external_input")
 
 
+def test_external_input_exhausted_iterator_starts_again(lib: Any, data: dict[str, Any]) -> None:
+    """A deliberate difference (docs/dali-differences.md): after StopIteration and reset(), DALI 2.4 never
+    asks an exhausted iterator again (every run() raises StopIteration); streamflow starts the next epoch."""
+    fn = lib.fn
+
+    @lib.pipeline_def(batch_size=4, num_threads=1, device_id=None)
+    def finite_pipe():  # type: ignore[no-untyped-def]
+        jpegs, labels = fn.external_source(source=C.FileBatches(data["files"], 4, epochs=1), num_outputs=2)
+        return labels
+
+    pipe = finite_pipe()
+    pipe.build()
+    for _epoch in range(2):
+        assert [pipe.run()[0].as_array().ravel().tolist() for _ in range(2)] == [[0, 1, 2, 0], [1, 2, 0, 1]]
+        with pytest.raises(StopIteration):
+            pipe.run()
+        pipe.reset()
+
+
 def test_parallel_external_source(lib: Any, data: dict[str, Any]) -> None:
     """parallel_external_source.ipynb: a per-sample callable (batch=False) reading SampleInfo and raising
     StopIteration past the data, with and without parallel=True (py_num_workers, py_start_method);
