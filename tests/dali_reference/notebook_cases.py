@@ -540,6 +540,20 @@ def coco(lib: Any, data: dict[str, Any]) -> Out:
     for it in range(3):
         for name, tl in zip(names, pipe.run()):
             tensor_list(out, f"coco/{name}/{it}", tl)
+
+    @lib.pipeline_def(batch_size=2, num_threads=2, device_id=None)
+    def masks_pipeline():  # type: ignore[no-untyped-def]
+        inputs, bboxes, labels, masks = fn.readers.coco(
+            file_root=data["coco_root"], annotations_file=data["coco_annotations"], pixelwise_masks=True)
+        return fn.decoders.image(inputs, device="cpu").shape(), masks, labels
+
+    pipe = masks_pipeline()
+    pipe.build()
+    for it in range(3):
+        shapes, masks, labels = pipe.run()
+        put(out, f"coco/masks/{it}/shapes", shapes.as_array())
+        for i in range(len(masks)):
+            exact(out, f"coco/masks/{it}/{i}", masks.at(i))
     return out
 
 

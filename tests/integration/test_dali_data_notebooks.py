@@ -164,7 +164,8 @@ def test_dataloading_lmdb(lib: Any, data: dict[str, Any]) -> None:
 
 def test_coco_reader_pipeline_mode(lib: Any, data: dict[str, Any]) -> None:
     """coco_reader(/pipeline_mode).ipynb: readers.coco with skip_empty, shard_id/num_shards, ratio, ltrb,
-    polygon_masks and image_ids: six outputs, decoded images' shapes; reader_meta."""
+    polygon_masks and image_ids: six outputs, decoded images' shapes (DataNode.shape()); reader_meta;
+    pixelwise_masks."""
     compare(C.coco(lib, data), "coco")
 
 
