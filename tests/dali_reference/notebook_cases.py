@@ -150,13 +150,12 @@ def external_input(lib: Any, data: dict[str, Any]) -> Out:
     fn, types = lib.fn, lib.types
     out: Out = {}
 
-    @lib.pipeline_def(batch_size=3, num_threads=2, device_id=None, seed=12)
-    def iterator_pipe():  # type: ignore[no-untyped-def]
+    # The tutorial's style: Pipeline(...), a with block, set_outputs.
+    pipe = lib.Pipeline(batch_size=3, num_threads=2, device_id=None, seed=12)
+    with pipe:
         jpegs, labels = fn.external_source(source=FileBatches(data["files"], 3), num_outputs=2, dtype=types.UINT8)
         images = fn.decoders.image(jpegs, device="cpu", output_type=types.RGB)
-        return fn.brightness_contrast(images, contrast=2), labels
-
-    pipe = iterator_pipe()
+        pipe.set_outputs(fn.brightness_contrast(images, contrast=2), labels)
     pipe.build()
     for it in range(4):  # the iterator never ends: runs go on past the end of the file list
         images, labels = pipe.run()
@@ -665,6 +664,7 @@ def libraries(kind: str) -> SimpleNamespace:
         import nvidia.dali.tfrecord as tfrec
         import nvidia.dali.types as types
         from nvidia.dali import pipeline_def
+        from nvidia.dali.pipeline import Pipeline
         from nvidia.dali.pipeline.experimental import pipeline_def as experimental_pipeline_def
     else:
         from streamflow.pipeline.experimental import pipeline_def as experimental_pipeline_def  # type: ignore
@@ -674,7 +674,8 @@ def libraries(kind: str) -> SimpleNamespace:
         import streamflow.tfrecord as tfrec  # type: ignore[no-redef]
         import streamflow.types as types  # type: ignore[no-redef]
         from streamflow import pipeline_def  # type: ignore[no-redef]
-    return SimpleNamespace(fn=fn, types=types, pipeline_def=pipeline_def, tfrec=tfrec, ndd=ndd,
+        from streamflow.pipeline import Pipeline  # type: ignore[no-redef]
+    return SimpleNamespace(fn=fn, types=types, pipeline_def=pipeline_def, tfrec=tfrec, ndd=ndd, Pipeline=Pipeline,
                            experimental_pipeline_def=experimental_pipeline_def,
                            debug_runs=(False,) if kind == "dali" else (False, True))
 

@@ -72,7 +72,8 @@ def compare(got: dict[str, np.ndarray], case: str, dali_only: tuple[str, ...] = 
 
 
 def test_external_input(lib: Any, data: dict[str, Any]) -> None:
-    """external_input.ipynb: an iterator of (jpegs, labels) batches, num_outputs=2, dtype, decoding and
+    """external_input.ipynb: Pipeline + with + set_outputs; an iterator of (jpegs, labels) batches,
+    num_outputs=2, dtype, decoding and
     brightness_contrast, run(), as_cpu(), at(), as_tensor(); an iterator that ends (StopIteration, reset);
     cycle=True / "quiet" / "raise"; a callable source."""
     compare(C.external_input(lib, data), "external_input")
