@@ -18,7 +18,6 @@ import asyncio
 import collections
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -27,28 +26,10 @@ from ..errors import PipelineDefinitionError, PipelineError, SampleError
 from ..graph import add_node
 from ..io.pools import IOPool
 from ..operator import Source, SourceBatch
-from ..types import parse_dtype
+from ..types import BatchInfo, SampleInfo, parse_dtype  # SampleInfo, BatchInfo: DALI's types.*
 from .arguments import fn_function
 
 __all__ = ["BatchInfo", "ExternalSource", "SampleInfo", "external_source"]
-
-
-@dataclass(frozen=True)
-class SampleInfo:
-    """What a per-sample callable is told about the sample it must produce."""
-
-    idx_in_epoch: int
-    idx_in_batch: int
-    iteration: int
-    epoch_idx: int
-
-
-@dataclass(frozen=True)
-class BatchInfo:
-    """What a batch callable is told (with ``batch_info=True``)."""
-
-    iteration: int
-    epoch_idx: int
 
 
 class _EndOfData(Exception):

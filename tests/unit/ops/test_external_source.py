@@ -323,3 +323,17 @@ def test_run_drops_the_incomplete_last_batch_of_a_per_sample_source() -> None:
             pipe.reset()
     with make(sample, batch_size=3, batch=False) as pipe:
         assert [len(b) for b in run_epoch(pipe)] == [3, 3, 1]
+
+
+def test_sample_info_and_batch_info_are_in_types() -> None:
+    """DALI: ``types.SampleInfo`` / ``types.BatchInfo`` are what the callables receive."""
+    got: list[object] = []
+
+    def sample(info):  # type: ignore[no-untyped-def]
+        got.append(info)
+        return np.int32([info.idx_in_epoch])
+
+    with make(sample, batch_size=2, batch=False) as pipe:
+        pipe.run()
+    assert isinstance(got[0], sf.types.SampleInfo) and got[0] == sf.types.SampleInfo(0, 0, 0, 0)
+    assert sf.types.BatchInfo(3, 1).epoch_idx == 1
