@@ -891,6 +891,8 @@ def pipeline_def(
     return decorate(fn) if fn is not None else decorate
 
 
+do_not_convert = autograph.do_not_convert  # DALI's nvidia.dali.pipeline.do_not_convert
+
 # DALI's debug mode is ``from nvidia.dali.pipeline.experimental import pipeline_def`` (DALI's plain
 # ``pipeline_def`` refuses ``debug``); the same import path works here, with the same function.
 experimental = ModuleType(f"{__name__}.experimental", "DALI's ``pipeline.experimental``: ``pipeline_def(debug=True)``.")
