@@ -356,6 +356,14 @@ def numpy_reader_dynamic(lib: Any, data: dict[str, Any]) -> Out:
         (arrays,) = batch if isinstance(batch, tuple) else (batch,)
         for i, t in enumerate(arrays):
             exact(out, f"numpy_reader_dynamic/{it}/{i}", np.asarray(t))
+    # With pad_last_batch (the last file repeated) both libraries give whole batches and equal epochs.
+    for shard_id in range(2):
+        reader = ndd.readers.Numpy(file_root=data["npy_2d"], file_filter="*.npy", pad_last_batch=True,
+                                   shard_id=shard_id, num_shards=2)
+        for epoch in range(2):
+            for it, (arrays,) in enumerate(reader.next_epoch(batch_size=2)):
+                sums = [np.asarray(t).sum(dtype=np.int64) for t in arrays]
+                put(out, f"numpy_reader_dynamic/padded/{shard_id}/{epoch}/{it}", sums)
     for k, roi in enumerate(NUMPY_ROIS[1:4], start=1):
         reader = ndd.readers.Numpy(file_root=data["npy_3d"], file_filter="*.npy", **roi)
         for i, sample in enumerate(reader.next_epoch()):

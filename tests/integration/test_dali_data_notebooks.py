@@ -115,7 +115,8 @@ def test_numpy_reader_pipeline_mode(lib: Any, data: dict[str, Any]) -> None:
 def test_numpy_reader_dynamic_mode(lib: Any, data: dict[str, Any]) -> None:
     """numpy_reader/dynamic_mode.ipynb: ndd.readers.Numpy, next_epoch(batch_size=...), next_epoch() sample
     by sample, ROI arguments. DALI fills the epoch's last batch (5 files, batches of 2) with the next
-    epoch's first file; streamflow's epoch ends with the data (docs/dali-differences.md)."""
+    epoch's first file; streamflow's epoch ends with the data (docs/dali-differences.md). With
+    pad_last_batch=True (two shards, two epochs) the batches are the same."""
     compare(C.numpy_reader_dynamic(lib, data), "numpy_reader_dynamic", dali_only=("numpy_reader_dynamic/2/1/",))
 
 
