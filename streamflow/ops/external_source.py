@@ -383,18 +383,19 @@ def external_source(
             the way in, and the read stage always prefetches
             (``prefetch_queue_depth`` of the pipeline).
         repeat_last: DALI's "feed once, repeat" mode: not supported; ``True`` is refused.
-        device: ``"cpu"`` (default); GPU sources: use ``.gpu()`` on the output.
+        device: ``"cpu"`` (default) or ``"gpu"`` (as in DALI: the outputs are GPU data; the samples,
+            host or cupy arrays, are copied to the device as ``.gpu()`` does).
         name: a name for errors, statistics and ``pipe.epoch_size``.
     """
     if repeat_last:
         raise PipelineDefinitionError("external_source: repeat_last=True is not supported yet")
-    if device not in (None, "cpu"):
-        raise PipelineDefinitionError(
-            f"external_source: device={device!r} is not supported; use device='cpu' and .gpu() on the output"
-        )
+    if device not in (None, "cpu", "gpu"):
+        raise PipelineDefinitionError(f"external_source: device must be 'cpu' or 'gpu', got {device!r}")
     op = ExternalSource(
         source, num_outputs=num_outputs, batch=batch, cycle=cycle, batch_info=batch_info,
         dtype=dtype, layout=layout, ndim=ndim, parallel=parallel, name=name,
     )
     outputs = add_node(op, [])
+    if device == "gpu":  # DALI's GPU external source: the samples are read as given, then put on the GPU
+        outputs = tuple(out.gpu() for out in outputs)
     return outputs if num_outputs is not None else outputs[0]

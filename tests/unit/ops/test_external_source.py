@@ -337,3 +337,34 @@ def test_sample_info_and_batch_info_are_in_types() -> None:
         pipe.run()
     assert isinstance(got[0], sf.types.SampleInfo) and got[0] == sf.types.SampleInfo(0, 0, 0, 0)
     assert sf.types.BatchInfo(3, 1).epoch_idx == 1
+
+
+def test_device_gpu_gives_gpu_data() -> None:
+    """DALI's external_source(device="gpu") (the external_input tutorial's GPU part): GPU outputs. Without a
+    GPU, device_id="auto" runs it on the CPU with the fallback warning; device_id=None refuses it."""
+    from streamflow.backend import gpu_count
+
+    data = [[np.full((2, 2), i, np.uint8) for i in range(2)]]
+
+    @sf.pipeline_def(batch_size=2, num_threads=1, seed=0, device_id=0 if gpu_count() else "auto")
+    def pipe():  # type: ignore[no-untyped-def]
+        return fn.flip(fn.external_source(data, device="gpu", dtype=sf.types.UINT8), horizontal=1)
+
+    if gpu_count():
+        p = pipe()
+    else:
+        with pytest.warns(sf.CpuFallbackWarning):
+            p = pipe()
+            p.build()
+    with p:
+        (out,) = p.run()
+    assert np.asarray(out.as_cpu().as_tensor()).tolist() == [[[0, 0], [0, 0]], [[1, 1], [1, 1]]]
+    with pytest.raises(sf.PipelineDefinitionError, match="device must be 'cpu' or 'gpu'"):
+        fn.external_source(data, device="mixed")
+    if not gpu_count():
+        @sf.pipeline_def(batch_size=2, num_threads=1, seed=0, device_id=None)
+        def cpu_only():  # type: ignore[no-untyped-def]
+            return fn.external_source(data, device="gpu")
+
+        with pytest.raises(sf.PipelineDefinitionError, match="device_id=None"):
+            cpu_only().build()
