@@ -44,7 +44,7 @@ from .errors import PipelineDefinitionError
 from .graph import conditionals_enabled
 from .ops import conditional
 
-__all__ = ["convert", "converted", "trace"]
+__all__ = ["convert", "converted", "do_not_convert", "trace"]
 
 _SF = "__sf_ag"  # the name of the runtime helpers inside converted code
 _RET = "__sf_retval"
@@ -115,8 +115,20 @@ def _is_user_code(function: types.FunctionType) -> bool:
 _CACHE: dict[types.CodeType, Callable[..., Any] | None] = {}
 
 
+_NOT_CONVERTED = "__streamflow_do_not_convert__"
+
+
+def do_not_convert(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Leave ``function`` as written when conditionals rewrite the code that calls it (DALI's
+    ``nvidia.dali.pipeline.do_not_convert``), e.g. a factory of ``external_source`` sources."""
+    setattr(function, _NOT_CONVERTED, True)
+    return function
+
+
 def converted(function: Any) -> Any:
     """``function`` rewritten for conditionals if it is the user's own code, else unchanged."""
+    if getattr(function, _NOT_CONVERTED, False):
+        return function
     if isinstance(function, types.MethodType):
         inner = converted(function.__func__)
         return function if inner is function.__func__ else types.MethodType(inner, function.__self__)

@@ -24,6 +24,7 @@ import threading
 import warnings
 import weakref
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
+from types import ModuleType
 from typing import Any, TypeVar
 
 import numpy as np
@@ -509,7 +510,9 @@ class Pipeline:
         first of the next share a batch (with ``pad_last_batch=True`` every
         epoch is whole batches, so none is mixed). A pipeline fed by an
         ``external_source`` that runs out raises ``StopIteration`` as in DALI
-        (the next call starts the source again). For epoch-aware iteration use
+        (the next call starts the source again); as in DALI, the samples of a
+        per-sample source (``batch=False``) that do not fill the last batch are
+        dropped. For epoch-aware iteration use
         ``iter()``, ``async for`` or ``next_batch()``.
         """
         self._next_requested()
@@ -555,6 +558,8 @@ class Pipeline:
                     empty_epochs += 1
                     if self._wraps_around() and empty_epochs < 2:
                         continue
+                    if any(getattr(r, "batch", True) is False for r in self._readers().values()):
+                        parts = []  # DALI drops a per-sample external_source's incomplete last batch
                     break  # an external source ran out (or the readers yield nothing)
                 empty_epochs = 0
                 self._carry = (batch, 0)
@@ -770,10 +775,14 @@ class Pipeline:
         return _meta(info)
 
     def epoch_size(self, name: str | None = None) -> int | dict[str, int]:
-        """Samples per epoch of reader ``name`` (or of every reader, as a dict)."""
+        """Samples per epoch of reader ``name`` (or of every reader, as a dict).
+
+        As in DALI, the padded size (``reader_meta()["epoch_size_padded"]``): with
+        ``pad_last_batch=True`` the data set rounded up to a multiple of ``num_shards``.
+        """
         if name is not None:
-            return int(self.reader_meta(name)["epoch_size"])
-        return {n: int(m["epoch_size"]) for n, m in self.reader_meta().items()}
+            return int(self.reader_meta(name)["epoch_size_padded"])
+        return {n: int(m["epoch_size_padded"]) for n, m in self.reader_meta().items()}
 
     def __repr__(self) -> str:
         return (
@@ -880,3 +889,12 @@ def pipeline_def(
         return create
 
     return decorate(fn) if fn is not None else decorate
+
+
+do_not_convert = autograph.do_not_convert  # DALI's nvidia.dali.pipeline.do_not_convert
+
+# DALI's debug mode is ``from nvidia.dali.pipeline.experimental import pipeline_def`` (DALI's plain
+# ``pipeline_def`` refuses ``debug``); the same import path works here, with the same function.
+experimental = ModuleType(f"{__name__}.experimental", "DALI's ``pipeline.experimental``: ``pipeline_def(debug=True)``.")
+experimental.pipeline_def = pipeline_def  # type: ignore[attr-defined]
+sys.modules[experimental.__name__] = experimental

@@ -12,6 +12,15 @@ from .types import DataType, Device
 __all__ = ["Batch", "TensorList"]
 
 
+class Layout(str):
+    """A layout string (``"HWC"``) that can also be called, as DALI's ``TensorList.layout()`` method is."""
+
+    __slots__ = ()
+
+    def __call__(self) -> str:
+        return str(self)
+
+
 def _array_module(x: Any) -> Any:
     """numpy for host arrays, cupy for device arrays (imported only if present)."""
     mod = type(x).__module__
@@ -38,7 +47,7 @@ class TensorList:
     __slots__ = ("_dense", "_samples", "device", "layout")
 
     def __init__(self, data: Any, layout: str = "", device: Device = Device.CPU) -> None:
-        self.layout = layout
+        self.layout = Layout(layout)  # tl.layout == "HWC" and DALI's tl.layout() both work
         self.device = device
         if isinstance(data, (list, tuple)):
             self._dense = None
@@ -157,6 +166,13 @@ class TensorList:
     def __repr__(self) -> str:
         kind = "dense" if self.is_dense_tensor() else "ragged"
         return f"TensorList({len(self)} samples, {kind}, device={self.device.value}, layout={self.layout!r})"
+
+    def __str__(self) -> str:
+        """The samples' values and the batch's description, as ``print()`` of a DALI TensorList shows them."""
+        cpu = self if self.device is Device.CPU else self.as_cpu()
+        values = ",\n    ".join(np.array2string(np.asarray(cpu.at(i)), prefix="    ") for i in range(len(cpu)))
+        return (f"TensorList(\n    [{values}],\n    dtype={self.dtype}, layout={str(self.layout)!r}, "
+                f"device={self.device.value!r}, num_samples={len(self)}, shape={self.shape()})")
 
 
 # Host batches start on a 64-byte boundary: frameworks (JAX, XLA) import such

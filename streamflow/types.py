@@ -8,11 +8,14 @@ compares enums, never strings.
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 __all__ = [
+    "BatchInfo",
+    "SampleInfo",
     "ANY_DATA",
     "BGR",
     "BOOL",
@@ -244,3 +247,22 @@ NCHW = "CHW"
 NHWC = "HWC"
 NFHWC = "FHWC"
 NFCHW = "FCHW"
+
+
+# What external_source callables are given (DALI: ``nvidia.dali.types.SampleInfo`` / ``BatchInfo``).
+@dataclass(frozen=True)
+class SampleInfo:
+    """What a per-sample callable is told about the sample it must produce."""
+
+    idx_in_epoch: int
+    idx_in_batch: int
+    iteration: int
+    epoch_idx: int
+
+
+@dataclass(frozen=True)
+class BatchInfo:
+    """What a batch callable is told (with ``batch_info=True``)."""
+
+    iteration: int
+    epoch_idx: int

@@ -257,7 +257,7 @@ def expand_dims(data: TensorLike, *, axes: int | Sequence[int], new_axis_names: 
 def expand_dims(data: TensorLike | BatchLike, *, axes: int | Sequence[int], new_axis_names: str | None = ..., device: str | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
 
 
-def external_source(source: Any = ..., *, num_outputs: int | None = ..., batch: builtins.bool = ..., cycle: builtins.bool | str | None = ..., batch_info: builtins.bool = ..., dtype: Any = ..., layout: str | None = ..., ndim: int | None = ..., parallel: builtins.bool = ..., no_copy: builtins.bool | None = ..., blocking: builtins.bool | None = ..., prefetch_queue_depth: int | None = ..., cuda_stream: Any = ..., use_copy_kernel: builtins.bool | None = ..., repeat_last: builtins.bool = ..., device: str | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
+def external_source(source: Any = ..., *, num_outputs: int | None = ..., batch: builtins.bool = ..., cycle: builtins.bool | str | None = ..., batch_info: builtins.bool = ..., dtype: Any = ..., layout: str | list[str] | None = ..., ndim: int | list[int] | None = ..., parallel: builtins.bool = ..., no_copy: builtins.bool | None = ..., blocking: builtins.bool | None = ..., prefetch_queue_depth: int | None = ..., cuda_stream: Any = ..., use_copy_kernel: builtins.bool | None = ..., repeat_last: builtins.bool = ..., device: str | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
     """Data from a Python callable, generator function, iterable, async callable or async iterable."""
 
 

@@ -370,7 +370,7 @@ class DebugPipeline:
             for node, source in zip(self._driver.nodes, self._driver.sources):
                 info = source.epoch_info()
                 if info is not None:
-                    sizes[node.name] = info.epoch_size
+                    sizes[node.name] = info.epoch_size_padded  # as Pipeline.epoch_size (and DALI)
         if name is None:
             return sizes
         if name not in sizes:

@@ -122,6 +122,10 @@ class EagerNode(DataNode):
         return (f"EagerNode({self.name!r}, {len(self.value.samples)} samples, layout={self.value.layout!r}, "
                 f"device={self.value.device.value}, shapes={shapes}{more})")
 
+    def __str__(self) -> str:
+        """The description and the values: ``print(node)`` in a debug pipeline shows the data, as in DALI."""
+        return repr(self) if self.value is None else f"{self!r}:\n{self.get()}"
+
 
 class EvalMode(enum.Enum):
     """DALI's evaluation modes, accepted for ported code: ``with EvalMode.sync_cpu: ...``.

@@ -42,8 +42,14 @@ DYNAMIC_KEYWORDS = {
 }
 
 
+#: DALI's class names that are not the plain capitalisation of the function's name.
+DALI_CLASS_NAMES = {"tfrecord": "TFRecord", "mxnet": "MXNet", "coco": "COCO"}
+
+
 def camel_case(name: str) -> str:
-    """DALI's class-style name of a reader: ``file`` -> ``File``, ``numpy`` -> ``Numpy``."""
+    """DALI's class-style name of a reader: ``file`` -> ``File``, ``numpy`` -> ``Numpy``, ``coco`` -> ``COCO``."""
+    if name in DALI_CLASS_NAMES:
+        return DALI_CLASS_NAMES[name]
     return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
 
 

@@ -10,15 +10,15 @@ from .reader import Reader
 from .rng import RNG
 
 __all__ = [
+    "COCO",
     "Caffe",
     "Caffe2",
-    "Coco",
     "File",
-    "Mxnet",
+    "MXNet",
     "NemoAsr",
     "Numpy",
     "Sequence",
-    "Tfrecord",
+    "TFRecord",
     "Video",
     "VideoResize",
     "Webdataset",
@@ -58,7 +58,7 @@ def coco(*, file_root: str | os.PathLike[str] | None = ..., annotations_file: st
 
 
 
-Coco = coco
+COCO = coco
 
 
 def file(*, file_root: str | os.PathLike[str] | None = ..., file_list: str | os.PathLike[str] | None = ..., files: _Sequence[str | os.PathLike[str]] | None = ..., labels: _Sequence[int] | None = ..., file_filters: _Sequence[str] | str = ..., case_sensitive_filter: bool = ..., dir_filters: _Sequence[str] | str | None = ..., random_shuffle: bool = ..., initial_fill: int = ..., shard_id: int | None = ..., num_shards: int | None = ..., stick_to_shard: bool = ..., pad_last_batch: bool = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
@@ -74,7 +74,7 @@ def mxnet(*, path: str | os.PathLike[str] | _Sequence[str | os.PathLike[str]], i
 
 
 
-Mxnet = mxnet
+MXNet = mxnet
 
 
 def nemo_asr(*, manifest_filepaths: str | _Sequence[str], read_sample_rate: bool = ..., read_text: bool = ..., read_idxs: bool = ..., downmix: bool = ..., sample_rate: float = ..., dtype: DataType | str = ..., quality: float = ..., min_duration: float = ..., max_duration: float = ..., normalize_text: bool | None = ..., random_shuffle: bool = ..., initial_fill: int = ..., shard_id: int | None = ..., num_shards: int | None = ..., stick_to_shard: bool = ..., pad_last_batch: bool = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
@@ -106,7 +106,7 @@ def tfrecord(*, path: str | os.PathLike[str] | _Sequence[str | os.PathLike[str]]
 
 
 
-Tfrecord = tfrecord
+TFRecord = tfrecord
 
 
 def video(*, sequence_length: int, filenames: _Sequence[str] | str | None = ..., file_root: str | None = ..., file_list: str | None = ..., labels: _Sequence[int] | None = ..., step: int = ..., stride: int = ..., enable_frame_num: str | bool = ..., enable_timestamps: bool = ..., file_list_frame_num: bool = ..., file_list_include_preceding_frame: bool = ..., pad_sequences: bool = ..., dtype: DataType | str = ..., normalized: bool = ..., image_type: ImageType | str = ..., channels: int = ..., random_shuffle: bool = ..., initial_fill: int = ..., shard_id: int | None = ..., num_shards: int | None = ..., stick_to_shard: bool = ..., pad_last_batch: bool = ..., skip_vfr_check: bool = ..., additional_decode_surfaces: int = ..., seed: int | None = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:

@@ -18,7 +18,6 @@ import asyncio
 import collections
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -27,32 +26,25 @@ from ..errors import PipelineDefinitionError, PipelineError, SampleError
 from ..graph import add_node
 from ..io.pools import IOPool
 from ..operator import Source, SourceBatch
-from ..types import parse_dtype
+from ..types import BatchInfo, SampleInfo, parse_dtype  # SampleInfo, BatchInfo: DALI's types.*
 from .arguments import fn_function
 
 __all__ = ["BatchInfo", "ExternalSource", "SampleInfo", "external_source"]
 
 
-@dataclass(frozen=True)
-class SampleInfo:
-    """What a per-sample callable is told about the sample it must produce."""
-
-    idx_in_epoch: int
-    idx_in_batch: int
-    iteration: int
-    epoch_idx: int
-
-
-@dataclass(frozen=True)
-class BatchInfo:
-    """What a batch callable is told (with ``batch_info=True``)."""
-
-    iteration: int
-    epoch_idx: int
-
-
 class _EndOfData(Exception):
     pass
+
+
+def _per_output(what: str, value: Any, num_outputs: int) -> list[Any]:
+    """``value`` for each output: a list or tuple gives one per output (DALI's multi-output form)."""
+    if not isinstance(value, (list, tuple)):
+        return [value] * num_outputs
+    if len(value) != num_outputs:
+        raise PipelineDefinitionError(
+            f"external_source: {what} has {len(value)} entries, expected one per output ({num_outputs})"
+        )
+    return list(value)
 
 
 def _to_sample(value: Any, dtype: np.dtype | None, where: str) -> Any:
@@ -86,8 +78,8 @@ class ExternalSource(Source):
         cycle: bool | str | None = None,
         batch_info: bool = False,
         dtype: Any = None,
-        layout: str | None = None,
-        ndim: int | None = None,
+        layout: str | list[str] | None = None,
+        ndim: int | list[int] | None = None,
         parallel: bool = False,
         name: str | None = None,
     ) -> None:
@@ -112,13 +104,19 @@ class ExternalSource(Source):
         self.batch = batch
         self.cycle = cycle in (True, "quiet", "no_raise")
         self.batch_info = batch_info
-        self.dtype = parse_dtype(dtype).numpy if dtype is not None else None
-        self._layout = layout or ""
-        self.ndim = ndim
-        if ndim is not None and (not isinstance(ndim, int) or ndim < 0):
-            raise PipelineDefinitionError(f"external_source: ndim must be a non-negative int, got {ndim!r}")
-        if layout and ndim is not None and len(layout) != ndim:
-            raise PipelineDefinitionError(f"external_source: layout {layout!r} does not have ndim={ndim} dimensions")
+        # dtype, layout and ndim: one for every output, or (as in DALI) a list of one per output.
+        dtypes = _per_output("dtype", dtype, self.num_outputs)
+        self._dtypes = [parse_dtype(d).numpy if d is not None else None for d in dtypes]
+        self.dtype = self._dtypes[0]
+        self._layouts = [lay or "" for lay in _per_output("layout", layout, self.num_outputs)]
+        self._layout = self._layouts[0]
+        self._ndims = _per_output("ndim", ndim, self.num_outputs)
+        self.ndim = self._ndims[0]
+        for lay, nd in zip(self._layouts, self._ndims):
+            if nd is not None and (not isinstance(nd, int) or nd < 0):
+                raise PipelineDefinitionError(f"external_source: ndim must be a non-negative int, got {nd!r}")
+            if lay and nd is not None and len(lay) != nd:
+                raise PipelineDefinitionError(f"external_source: layout {lay!r} does not have ndim={nd} dimensions")
         # A generator function is an iterable factory (as in DALI): called at the start of
         # every epoch, its generator is iterated; never called once per batch.
         self._factory = inspect.isgeneratorfunction(source) or inspect.isasyncgenfunction(source)
@@ -253,12 +251,13 @@ class ExternalSource(Source):
         outputs: list[list[Any]] = [[] for _ in range(self.num_outputs)]
         failures: dict[int, SampleError] = {}
 
-        def convert(value: Any, row: int, where: str) -> Any:
+        def convert(value: Any, row: int, where: str, k: int) -> Any:
             # A sample of the wrong kind fails only its row (on_error decides what then).
             try:
-                sample = _to_sample(value, self.dtype, where)
-                if self.ndim is not None and getattr(sample, "ndim", 1) != self.ndim:
-                    raise SampleError(f"expected ndim={self.ndim}, got shape {tuple(sample.shape)}", where)
+                sample = _to_sample(value, self._dtypes[k], where)
+                ndim = self._ndims[k]
+                if ndim is not None and getattr(sample, "ndim", 1) != ndim:
+                    raise SampleError(f"expected ndim={ndim}, got shape {tuple(sample.shape)}", where)
                 return sample
             except SampleError as err:
                 failures.setdefault(row, err)
@@ -270,7 +269,7 @@ class ExternalSource(Source):
                 where = f"{self._label()} batch {batch_index} of epoch {epoch}"
                 item = await self._pull_checked(batch_info)
                 for k, column in enumerate(self._split_outputs(item, where)):
-                    outputs[k] = [convert(s, row, f"{where}, sample {row}") for row, s in enumerate(column)]
+                    outputs[k] = [convert(s, row, f"{where}, sample {row}", k) for row, s in enumerate(column)]
             elif self.parallel and self._is_callable:
                 # every sample's call at once on the I/O threads (samples are independent)
                 infos = [SampleInfo(first_id + j, j, batch_index, epoch) for j in range(self._batch_size)]
@@ -284,7 +283,7 @@ class ExternalSource(Source):
                         raise item
                     where = f"{self._label()} sample {first_id + j} of epoch {epoch}"
                     for k, value in enumerate(self._split_outputs(item, where)):
-                        outputs[k].append(convert(value, j, where))
+                        outputs[k].append(convert(value, j, where, k))
                 if ended:
                     raise _EndOfData
             else:
@@ -293,7 +292,7 @@ class ExternalSource(Source):
                     where = f"{self._label()} sample {first_id + j} of epoch {epoch}"
                     item = await self._pull_checked(info)
                     for k, value in enumerate(self._split_outputs(item, where)):
-                        outputs[k].append(convert(value, j, where))
+                        outputs[k].append(convert(value, j, where, k))
         except _EndOfData:
             self._ended_epoch = epoch
         n = len(outputs[0])
@@ -318,7 +317,7 @@ class ExternalSource(Source):
         return None
 
     def layout(self, index: int) -> str:
-        return self._layout
+        return self._layouts[index]
 
     def close(self) -> None:
         closer = getattr(self._iterator, "close", None)
@@ -342,8 +341,8 @@ def external_source(
     cycle: bool | str | None = None,
     batch_info: bool = False,
     dtype: Any = None,
-    layout: str | None = None,
-    ndim: int | None = None,
+    layout: str | list[str] | None = None,
+    ndim: int | list[int] | None = None,
     parallel: bool = False,
     no_copy: bool | None = None,
     blocking: bool | None = None,
@@ -371,9 +370,10 @@ def external_source(
         cycle: ``True``/``"quiet"``: restart an exhausted iterable at once;
             otherwise its end ends the epoch and the next epoch restarts it.
         batch_info: pass a ``BatchInfo`` to a batch-mode callable.
-        dtype: the dtype every sample must have (checked).
-        layout: layout name of the samples, e.g. ``"HWC"``.
-        ndim: the number of dimensions every sample must have (checked).
+        dtype: the dtype every sample must have (checked); with ``num_outputs``
+            also a list, one per output (as in DALI).
+        layout: layout name of the samples, e.g. ``"HWC"`` (or a list, one per output).
+        ndim: the number of dimensions every sample must have (checked; or a list, one per output).
         parallel: with ``batch=False`` and a callable, the samples of a batch
             are requested concurrently on the pipeline's I/O threads (DALI runs
             them in worker processes; here the callable must be thread-safe and
@@ -383,18 +383,19 @@ def external_source(
             the way in, and the read stage always prefetches
             (``prefetch_queue_depth`` of the pipeline).
         repeat_last: DALI's "feed once, repeat" mode: not supported; ``True`` is refused.
-        device: ``"cpu"`` (default); GPU sources: use ``.gpu()`` on the output.
+        device: ``"cpu"`` (default) or ``"gpu"`` (as in DALI: the outputs are GPU data; the samples,
+            host or cupy arrays, are copied to the device as ``.gpu()`` does).
         name: a name for errors, statistics and ``pipe.epoch_size``.
     """
     if repeat_last:
         raise PipelineDefinitionError("external_source: repeat_last=True is not supported yet")
-    if device not in (None, "cpu"):
-        raise PipelineDefinitionError(
-            f"external_source: device={device!r} is not supported; use device='cpu' and .gpu() on the output"
-        )
+    if device not in (None, "cpu", "gpu"):
+        raise PipelineDefinitionError(f"external_source: device must be 'cpu' or 'gpu', got {device!r}")
     op = ExternalSource(
         source, num_outputs=num_outputs, batch=batch, cycle=cycle, batch_info=batch_info,
         dtype=dtype, layout=layout, ndim=ndim, parallel=parallel, name=name,
     )
     outputs = add_node(op, [])
+    if device == "gpu":  # DALI's GPU external source: the samples are read as given, then put on the GPU
+        outputs = tuple(out.gpu() for out in outputs)
     return outputs if num_outputs is not None else outputs[0]

@@ -33,3 +33,14 @@ def test_host_batches_are_64_byte_aligned() -> None:
         tl = TensorList.from_samples([np.full((5, 3), i, np.uint8) for i in range(n)])
         assert tl.as_tensor().ctypes.data % 64 == 0
         assert [int(s[0, 0]) for s in tl] == list(range(n))
+
+
+def test_dali_layout_method_and_printed_values() -> None:
+    """DALI: ``tl.layout()`` is a method and ``print(tl)`` shows the samples' values."""
+    tl = TensorList(np.arange(6, dtype=np.int32).reshape(2, 3), "A")
+    assert tl.layout() == "A" and tl.layout == "A" and type(tl.layout()) is str
+    text = str(tl)
+    assert "[[0 1 2],\n    [3 4 5]]" in text and "num_samples=2" in text and "shape=[(3,), (3,)]" in text
+    assert "TensorList(2 samples" in repr(tl)  # repr stays short
+    ragged = str(TensorList([np.zeros((1, 2), np.uint8), np.array([7], np.uint8)]))
+    assert "[7]" in ragged and "shape=[(1, 2), (1,)]" in ragged

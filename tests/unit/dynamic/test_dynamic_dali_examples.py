@@ -175,3 +175,13 @@ def test_threading_example() -> None:
     values = np.asarray(img)
     assert values.dtype == np.uint8 and values.min() < 20 and values.max() > 235  # the range is used
     np.testing.assert_array_equal(np.asarray(flipped), values[:, ::-1])
+
+
+def test_reader_class_names_are_dali_s() -> None:
+    """DALI 2.4's ``ndd.readers`` classes, spelled as DALI spells them (COCO, MXNet, TFRecord)."""
+    import streamflow.experimental.dynamic as dynamic
+
+    dali = ["COCO", "Caffe", "Caffe2", "File", "MXNet", "NemoAsr", "Numpy", "TFRecord", "Video", "VideoResize",
+            "Webdataset"]
+    assert [name for name in dali if not hasattr(dynamic.readers, name)] == []
+    assert dynamic.readers.COCO is dynamic.readers.coco and dynamic.readers.TFRecord is dynamic.readers.tfrecord

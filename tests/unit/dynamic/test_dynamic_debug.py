@@ -141,3 +141,28 @@ def test_operators_made_out_of_the_graphs_order_still_get_the_pipelines_values(i
             for want, got in zip(a.run(), b.run(), strict=True):
                 np.testing.assert_array_equal(got.as_array(), want.as_array())
     assert len(printed) >= 4 and printed[0].shape == (3,)  # the first batch ran twice (3 samples per shard)
+
+
+def test_dali_experimental_import_path(image_root: Path) -> None:
+    """DALI's debug mode is ``from nvidia.dali.pipeline.experimental import pipeline_def``: same path here."""
+    from streamflow.pipeline.experimental import pipeline_def
+
+    assert pipeline_def is sf.pipeline_def
+    pipe = pipeline_def(_define(str(image_root)), batch_size=2, num_threads=1, seed=3, debug=True)()
+    assert isinstance(pipe, DebugPipeline)
+    pipe.close()
+
+
+def test_printing_a_debug_node_shows_its_values(image_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """DALI's debug_mode tutorial prints operator outputs inside the definition: the values show."""
+
+    @sf.pipeline_def(batch_size=2, num_threads=1, seed=3, debug=True)
+    def printing():  # type: ignore[no-untyped-def]
+        _, labels = fn.readers.file(file_root=str(image_root))
+        print(labels)
+        return labels
+
+    with printing() as pipe:
+        (labels,) = pipe.run()
+    printed = capsys.readouterr().out
+    assert "EagerNode('readers.file" in printed and f"[{int(labels.at(1)[0])}]" in printed

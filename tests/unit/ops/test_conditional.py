@@ -289,3 +289,36 @@ def test_gpu_merge_picks_references_and_copies_constants() -> None:
     (out,) = merge_gpu(op, chunk, GpuContext.on_host())
     assert out[0] is a[0] and out[2] is a[2]
     assert out[1].dtype == np.int32 and int(out[1]) == 5
+
+
+def _source_factory(values: list[int]):  # type: ignore[no-untyped-def]
+    def source():  # type: ignore[no-untyped-def]
+        return [np.int32([v]) for v in values]
+
+    return source
+
+
+def test_do_not_convert_leaves_a_function_as_written() -> None:
+    """DALI's ``nvidia.dali.pipeline.do_not_convert``: conditionals do not rewrite a marked function."""
+    from streamflow import autograph
+    from streamflow.pipeline import do_not_convert
+
+    def helper(x):  # type: ignore[no-untyped-def]
+        return x if x else -x
+
+    assert autograph.converted(helper) is not helper  # user code is rewritten...
+    factory = do_not_convert(_source_factory)
+    assert autograph.converted(factory) is factory  # ...unless marked
+
+    @sf.pipeline_def(enable_conditionals=True, batch_size=2, num_threads=1, seed=0)
+    def pipe():  # type: ignore[no-untyped-def]
+        x = fn.external_source(source=factory([3, -4]))
+        if x > 0:
+            y = x * 10
+        else:
+            y = x
+        return y
+
+    with pipe() as p:
+        (y,) = p.run()
+    assert np.asarray(y.as_array()).ravel().tolist() == [30, -4]

@@ -278,3 +278,93 @@ def test_feed_input_pushes_batches_in_order() -> None:
     pipe.close()
     with pytest.raises(sf.PipelineDefinitionError, match="give it a name"):
         fn.external_source()
+
+
+def test_dtype_and_layout_lists_give_one_per_output() -> None:
+    """DALI: with num_outputs, dtype / layout / ndim may be lists, one entry per output."""
+    data = [(np.zeros((2, 2), np.uint8), np.int32([i])) for i in range(2)]
+
+    @sf.pipeline_def(batch_size=2, num_threads=1, seed=0)
+    def pipe():  # type: ignore[no-untyped-def]
+        return fn.external_source(data, num_outputs=2, batch=False, dtype=[sf.types.UINT8, sf.types.INT32],
+                                  layout=["HW", ""], ndim=[2, 1])
+
+    with pipe() as p:
+        images, labels = p.run()
+    assert images.layout == "HW" and np.asarray(labels.as_array()).ravel().tolist() == [0, 1]
+    bad = [(np.zeros((2, 2), np.uint8), np.int64([0]))] * 2
+
+    @sf.pipeline_def(batch_size=2, num_threads=1, seed=0)
+    def wrong_type():  # type: ignore[no-untyped-def]
+        return fn.external_source(bad, num_outputs=2, batch=False, dtype=[sf.types.UINT8, sf.types.INT32])
+
+    with wrong_type() as p, pytest.raises(sf.errors.PipelineError, match="expected dtype int32, got int64"):
+        p.run()
+    with pytest.raises(sf.errors.PipelineDefinitionError, match="dtype has 3 entries, expected one per output"):
+        sf.pipeline_def(lambda: fn.external_source(bad, num_outputs=2, dtype=[sf.types.UINT8] * 3),
+                        batch_size=2)().build()
+
+
+def test_run_drops_the_incomplete_last_batch_of_a_per_sample_source() -> None:
+    """DALI 2.4: run() on a per-sample source (batch=False) that stops inside a batch drops those samples
+    and raises StopIteration (7 samples, batches of 3: two batches); iter() keeps the short batch."""
+
+    def sample(info):  # type: ignore[no-untyped-def]
+        if info.idx_in_epoch >= 7:
+            raise StopIteration
+        return np.int32([info.idx_in_epoch, info.epoch_idx])
+
+    with make(sample, batch_size=3, batch=False) as pipe:
+        for epoch in range(2):
+            got = [pipe.run()[0].as_array()[:, 0].tolist() for _ in range(2)]
+            assert got == [[0, 1, 2], [3, 4, 5]]
+            with pytest.raises(StopIteration):
+                pipe.run()
+            pipe.reset()
+    with make(sample, batch_size=3, batch=False) as pipe:
+        assert [len(b) for b in run_epoch(pipe)] == [3, 3, 1]
+
+
+def test_sample_info_and_batch_info_are_in_types() -> None:
+    """DALI: ``types.SampleInfo`` / ``types.BatchInfo`` are what the callables receive."""
+    got: list[object] = []
+
+    def sample(info):  # type: ignore[no-untyped-def]
+        got.append(info)
+        return np.int32([info.idx_in_epoch])
+
+    with make(sample, batch_size=2, batch=False) as pipe:
+        pipe.run()
+    assert isinstance(got[0], sf.types.SampleInfo) and got[0] == sf.types.SampleInfo(0, 0, 0, 0)
+    assert sf.types.BatchInfo(3, 1).epoch_idx == 1
+
+
+def test_device_gpu_gives_gpu_data() -> None:
+    """DALI's external_source(device="gpu") (the external_input tutorial's GPU part): GPU outputs. Without a
+    GPU, device_id="auto" runs it on the CPU with the fallback warning; device_id=None refuses it."""
+    from streamflow.backend import gpu_count
+
+    data = [[np.full((2, 2), i, np.uint8) for i in range(2)]]
+
+    @sf.pipeline_def(batch_size=2, num_threads=1, seed=0, device_id=0 if gpu_count() else "auto")
+    def pipe():  # type: ignore[no-untyped-def]
+        return fn.flip(fn.external_source(data, device="gpu", dtype=sf.types.UINT8), horizontal=1)
+
+    if gpu_count():
+        p = pipe()
+    else:
+        with pytest.warns(sf.CpuFallbackWarning):
+            p = pipe()
+            p.build()
+    with p:
+        (out,) = p.run()
+    assert np.asarray(out.as_cpu().as_tensor()).tolist() == [[[0, 0], [0, 0]], [[1, 1], [1, 1]]]
+    with pytest.raises(sf.PipelineDefinitionError, match="device must be 'cpu' or 'gpu'"):
+        fn.external_source(data, device="mixed")
+    if not gpu_count():
+        @sf.pipeline_def(batch_size=2, num_threads=1, seed=0, device_id=None)
+        def cpu_only():  # type: ignore[no-untyped-def]
+            return fn.external_source(data, device="gpu")
+
+        with pytest.raises(sf.PipelineDefinitionError, match="device_id=None"):
+            cpu_only().build()

@@ -130,8 +130,9 @@ def test_pad_last_batch_repeats_last_sample(many_files: list[str]) -> None:
 
 def test_epoch_size_and_reader_meta(many_files: list[str]) -> None:
     pipe = make_pipe(files=many_files[:10], batch_size=4, num_shards=3, shard_id=1, pad_last_batch=True, name="Reader")
-    assert pipe.epoch_size("Reader") == 10
+    assert pipe.epoch_size("Reader") == 12  # DALI: the padded size (10 rounded up to 3 shards)
     meta = pipe.reader_meta("Reader")
+    assert meta["epoch_size"] == 10
     assert meta["epoch_size_padded"] == 12 and meta["number_of_shards"] == 3 and meta["shard_size"] == 4
     with pytest.raises(KeyError, match="no reader named 'Other'"):
         pipe.epoch_size("Other")
