@@ -61,7 +61,7 @@ def coco(*, file_root: str | os.PathLike[str] | None = ..., annotations_file: st
 COCO = coco
 
 
-def file(*, file_root: str | os.PathLike[str] | None = ..., file_list: str | os.PathLike[str] | None = ..., files: _Sequence[str | os.PathLike[str]] | None = ..., labels: _Sequence[int] | None = ..., file_filters: _Sequence[str] | str = ..., case_sensitive_filter: bool = ..., dir_filters: _Sequence[str] | str | None = ..., random_shuffle: bool = ..., initial_fill: int = ..., shard_id: int | None = ..., num_shards: int | None = ..., stick_to_shard: bool = ..., pad_last_batch: bool = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
+def file(*, file_root: str | os.PathLike[str] | None = ..., file_list: str | os.PathLike[str] | None = ..., files: _Sequence[str | os.PathLike[str]] | None = ..., labels: _Sequence[int] | None = ..., file_filters: _Sequence[str] | str = ..., case_sensitive_filter: bool = ..., dir_filters: _Sequence[str] | str | None = ..., random_shuffle: bool = ..., initial_fill: int = ..., shuffle_after_epoch: bool = ..., shuffle_after_epoch_seed: int | None = ..., shard_id: int | None = ..., num_shards: int | None = ..., stick_to_shard: bool = ..., pad_last_batch: bool = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
     """Read whole files and their labels."""
 
 
@@ -69,7 +69,7 @@ def file(*, file_root: str | os.PathLike[str] | None = ..., file_list: str | os.
 File = file
 
 
-def mxnet(*, path: str | os.PathLike[str] | _Sequence[str | os.PathLike[str]], index_path: str | os.PathLike[str] | _Sequence[str | os.PathLike[str]] | None = ..., random_shuffle: bool = ..., initial_fill: int = ..., shard_id: int | None = ..., num_shards: int | None = ..., stick_to_shard: bool = ..., pad_last_batch: bool = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
+def mxnet(*, path: str | os.PathLike[str] | _Sequence[str | os.PathLike[str]], index_path: str | os.PathLike[str] | _Sequence[str | os.PathLike[str]] | None = ..., random_shuffle: bool = ..., initial_fill: int = ..., shuffle_after_epoch: bool = ..., shuffle_after_epoch_seed: int | None = ..., shard_id: int | None = ..., num_shards: int | None = ..., stick_to_shard: bool = ..., pad_last_batch: bool = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
     """Read (image, label) pairs from MXNet RecordIO files."""
 
 
@@ -77,7 +77,7 @@ def mxnet(*, path: str | os.PathLike[str] | _Sequence[str | os.PathLike[str]], i
 MXNet = mxnet
 
 
-def nemo_asr(*, manifest_filepaths: str | _Sequence[str], read_sample_rate: bool = ..., read_text: bool = ..., read_idxs: bool = ..., downmix: bool = ..., sample_rate: float = ..., dtype: DataType | str = ..., quality: float = ..., min_duration: float = ..., max_duration: float = ..., normalize_text: bool | None = ..., random_shuffle: bool = ..., initial_fill: int = ..., shard_id: int | None = ..., num_shards: int | None = ..., stick_to_shard: bool = ..., pad_last_batch: bool = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
+def nemo_asr(*, manifest_filepaths: str | _Sequence[str], read_sample_rate: bool = ..., read_text: bool = ..., read_idxs: bool = ..., downmix: bool = ..., sample_rate: float = ..., dtype: DataType | str = ..., quality: float = ..., min_duration: float = ..., max_duration: float = ..., normalize_text: bool | None = ..., random_shuffle: bool = ..., initial_fill: int = ..., shuffle_after_epoch: bool = ..., shuffle_after_epoch_seed: int | None = ..., shard_id: int | None = ..., num_shards: int | None = ..., stick_to_shard: bool = ..., pad_last_batch: bool = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
     """Read NeMo ASR manifests: audio, then (as asked) sample rate, transcript and entry index."""
 
 
@@ -85,7 +85,7 @@ def nemo_asr(*, manifest_filepaths: str | _Sequence[str], read_sample_rate: bool
 NemoAsr = nemo_asr
 
 
-def numpy(*, file_root: str | os.PathLike[str] | None = ..., files: _Sequence[str | os.PathLike[str]] | None = ..., file_filter: str = ..., device: str | Device = ..., roi_start: Any = ..., roi_end: Any = ..., roi_shape: Any = ..., rel_roi_start: Any = ..., rel_roi_end: Any = ..., rel_roi_shape: Any = ..., roi_axes: _Sequence[int] | int | None = ..., out_of_bounds_policy: str = ..., fill_value: float = ..., random_shuffle: bool = ..., initial_fill: int = ..., shard_id: int | None = ..., num_shards: int | None = ..., stick_to_shard: bool = ..., pad_last_batch: bool = ..., seed: int | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
+def numpy(*, file_root: str | os.PathLike[str] | None = ..., files: _Sequence[str | os.PathLike[str]] | None = ..., file_filter: str = ..., device: str | Device = ..., roi_start: Any = ..., roi_end: Any = ..., roi_shape: Any = ..., rel_roi_start: Any = ..., rel_roi_end: Any = ..., rel_roi_shape: Any = ..., roi_axes: _Sequence[int] | int | None = ..., out_of_bounds_policy: str = ..., fill_value: float = ..., random_shuffle: bool = ..., initial_fill: int = ..., shuffle_after_epoch: bool = ..., shuffle_after_epoch_seed: int | None = ..., shard_id: int | None = ..., num_shards: int | None = ..., stick_to_shard: bool = ..., pad_last_batch: bool = ..., seed: int | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
     """Read ``.npy`` files, or a region of interest of each, one array per sample."""
 
 
@@ -101,7 +101,7 @@ def sequence(*, file_root: str | os.PathLike[str], sequence_length: int, step: i
 Sequence = sequence
 
 
-def tfrecord(*, path: str | os.PathLike[str] | _Sequence[str | os.PathLike[str]], index_path: str | os.PathLike[str] | _Sequence[str | os.PathLike[str]] | None = ..., features: Any, random_shuffle: bool = ..., initial_fill: int = ..., shard_id: int | None = ..., num_shards: int | None = ..., stick_to_shard: bool = ..., pad_last_batch: bool = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
+def tfrecord(*, path: str | os.PathLike[str] | _Sequence[str | os.PathLike[str]], index_path: str | os.PathLike[str] | _Sequence[str | os.PathLike[str]] | None = ..., features: Any, random_shuffle: bool = ..., initial_fill: int = ..., shuffle_after_epoch: bool = ..., shuffle_after_epoch_seed: int | None = ..., shard_id: int | None = ..., num_shards: int | None = ..., stick_to_shard: bool = ..., pad_last_batch: bool = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
     """Read features of ``tf.train.Example`` records from TFRecord files."""
 
 
@@ -125,7 +125,7 @@ def video_resize(*, sequence_length: int, filenames: _Sequence[str] | str | None
 VideoResize = video_resize
 
 
-def webdataset(*, paths: str | os.PathLike[str] | _Sequence[str | os.PathLike[str]], ext: str | _Sequence[str], index_paths: str | os.PathLike[str] | _Sequence[str | os.PathLike[str]] | None = ..., missing_component_behavior: str = ..., dtypes: Any = ..., case_sensitive_extensions: bool = ..., random_shuffle: bool = ..., initial_fill: int = ..., shard_id: int | None = ..., num_shards: int | None = ..., stick_to_shard: bool = ..., pad_last_batch: bool = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
+def webdataset(*, paths: str | os.PathLike[str] | _Sequence[str | os.PathLike[str]], ext: str | _Sequence[str], index_paths: str | os.PathLike[str] | _Sequence[str | os.PathLike[str]] | None = ..., missing_component_behavior: str = ..., dtypes: Any = ..., case_sensitive_extensions: bool = ..., random_shuffle: bool = ..., initial_fill: int = ..., shuffle_after_epoch: bool = ..., shuffle_after_epoch_seed: int | None = ..., shard_id: int | None = ..., num_shards: int | None = ..., stick_to_shard: bool = ..., pad_last_batch: bool = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
     """Read samples of WebDataset tar archives."""
 
 

@@ -208,7 +208,7 @@ async def external_source(source: Any = ..., *, num_outputs: int | None = ..., b
 
 
 
-async def file_reader(*, file_root: str | os.PathLike[str] | None = ..., file_list: str | os.PathLike[str] | None = ..., files: Sequence[str | os.PathLike[str]] | None = ..., labels: Sequence[int] | None = ..., file_filters: Sequence[str] | str = ..., case_sensitive_filter: bool = ..., dir_filters: Sequence[str] | str | None = ..., random_shuffle: bool = ..., initial_fill: int = ..., shard_id: int | None = ..., num_shards: int | None = ..., stick_to_shard: bool = ..., pad_last_batch: bool = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
+async def file_reader(*, file_root: str | os.PathLike[str] | None = ..., file_list: str | os.PathLike[str] | None = ..., files: Sequence[str | os.PathLike[str]] | None = ..., labels: Sequence[int] | None = ..., file_filters: Sequence[str] | str = ..., case_sensitive_filter: bool = ..., dir_filters: Sequence[str] | str | None = ..., random_shuffle: bool = ..., initial_fill: int = ..., shuffle_after_epoch: bool = ..., shuffle_after_epoch_seed: int | None = ..., shard_id: int | None = ..., num_shards: int | None = ..., stick_to_shard: bool = ..., pad_last_batch: bool = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
     """Read whole files and their labels."""
 
 
@@ -261,7 +261,7 @@ async def normalize(data: TensorLike, *, mean: Any = ..., stddev: Any = ..., axe
 async def normalize(data: TensorLike | BatchLike, *, mean: Any = ..., stddev: Any = ..., axes: int | Sequence[int] | None = ..., axis_names: str | None = ..., scale: float = ..., shift: float = ..., epsilon: float = ..., ddof: int = ..., batch: bool = ..., dtype: DataType | str = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
 
 
-async def numpy_reader(*, file_root: str | os.PathLike[str] | None = ..., files: Sequence[str | os.PathLike[str]] | None = ..., file_filter: str = ..., device: str | Device = ..., roi_start: Any = ..., roi_end: Any = ..., roi_shape: Any = ..., rel_roi_start: Any = ..., rel_roi_end: Any = ..., rel_roi_shape: Any = ..., roi_axes: Sequence[int] | int | None = ..., out_of_bounds_policy: str = ..., fill_value: float = ..., random_shuffle: bool = ..., initial_fill: int = ..., shard_id: int | None = ..., num_shards: int | None = ..., stick_to_shard: bool = ..., pad_last_batch: bool = ..., seed: int | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
+async def numpy_reader(*, file_root: str | os.PathLike[str] | None = ..., files: Sequence[str | os.PathLike[str]] | None = ..., file_filter: str = ..., device: str | Device = ..., roi_start: Any = ..., roi_end: Any = ..., roi_shape: Any = ..., rel_roi_start: Any = ..., rel_roi_end: Any = ..., rel_roi_shape: Any = ..., roi_axes: Sequence[int] | int | None = ..., out_of_bounds_policy: str = ..., fill_value: float = ..., random_shuffle: bool = ..., initial_fill: int = ..., shuffle_after_epoch: bool = ..., shuffle_after_epoch_seed: int | None = ..., shard_id: int | None = ..., num_shards: int | None = ..., stick_to_shard: bool = ..., pad_last_batch: bool = ..., seed: int | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
     """Read ``.npy`` files, or a region of interest of each, one array per sample."""
 
 
@@ -537,7 +537,7 @@ async def audio_decoder(data: TensorLike | BatchLike, *, sample_rate: float | Ba
 
 
 
-async def nemo_asr_reader(*, manifest_filepaths: str | Sequence[str], read_sample_rate: bool = ..., read_text: bool = ..., read_idxs: bool = ..., downmix: bool = ..., sample_rate: float = ..., dtype: DataType | str = ..., quality: float = ..., min_duration: float = ..., max_duration: float = ..., normalize_text: bool | None = ..., random_shuffle: bool = ..., initial_fill: int = ..., shard_id: int | None = ..., num_shards: int | None = ..., stick_to_shard: bool = ..., pad_last_batch: bool = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
+async def nemo_asr_reader(*, manifest_filepaths: str | Sequence[str], read_sample_rate: bool = ..., read_text: bool = ..., read_idxs: bool = ..., downmix: bool = ..., sample_rate: float = ..., dtype: DataType | str = ..., quality: float = ..., min_duration: float = ..., max_duration: float = ..., normalize_text: bool | None = ..., random_shuffle: bool = ..., initial_fill: int = ..., shuffle_after_epoch: bool = ..., shuffle_after_epoch_seed: int | None = ..., shard_id: int | None = ..., num_shards: int | None = ..., stick_to_shard: bool = ..., pad_last_batch: bool = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
     """Read NeMo ASR manifests: audio, then (as asked) sample rate, transcript and entry index."""
 
 
@@ -678,12 +678,12 @@ async def caffe2_reader(*, path: str | os.PathLike[str] | Sequence[str | os.Path
 
 
 
-async def mxnet_reader(*, path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], index_path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = ..., random_shuffle: bool = ..., initial_fill: int = ..., shard_id: int | None = ..., num_shards: int | None = ..., stick_to_shard: bool = ..., pad_last_batch: bool = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
+async def mxnet_reader(*, path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], index_path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = ..., random_shuffle: bool = ..., initial_fill: int = ..., shuffle_after_epoch: bool = ..., shuffle_after_epoch_seed: int | None = ..., shard_id: int | None = ..., num_shards: int | None = ..., stick_to_shard: bool = ..., pad_last_batch: bool = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
     """Read (image, label) pairs from MXNet RecordIO files."""
 
 
 
-async def tfrecord_reader(*, path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], index_path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = ..., features: Any, random_shuffle: bool = ..., initial_fill: int = ..., shard_id: int | None = ..., num_shards: int | None = ..., stick_to_shard: bool = ..., pad_last_batch: bool = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
+async def tfrecord_reader(*, path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], index_path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = ..., features: Any, random_shuffle: bool = ..., initial_fill: int = ..., shuffle_after_epoch: bool = ..., shuffle_after_epoch_seed: int | None = ..., shard_id: int | None = ..., num_shards: int | None = ..., stick_to_shard: bool = ..., pad_last_batch: bool = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
     """Read features of ``tf.train.Example`` records from TFRecord files."""
 
 

@@ -250,6 +250,8 @@ def file(
     dir_filters: Sequence[str] | str | None = None,
     random_shuffle: bool = False,
     initial_fill: int = 1024,
+    shuffle_after_epoch: bool = False,
+    shuffle_after_epoch_seed: int | None = None,
     shard_id: int | None = None,
     num_shards: int | None = None,
     stick_to_shard: bool = False,
@@ -272,6 +274,12 @@ def file(
             to take (labels count the kept folders only).
         random_shuffle: shuffle every epoch (through a buffer of ``initial_fill``).
         initial_fill: size of the shuffle buffer.
+        shuffle_after_epoch: permute the whole data set every epoch (the
+            same permutation on every rank, from ``shuffle_after_epoch_seed``;
+            each shard then takes its part of it). Not with ``random_shuffle``
+            or ``stick_to_shard``.
+        shuffle_after_epoch_seed: seed of that permutation (default: a fixed
+            one, so every rank agrees).
         shard_id: this reader's shard, in ``[0, num_shards)`` (default: the
             process's rank, from ``torch.distributed`` or ``RANK``; else 0).
         num_shards: how many parts the data set is split into (default: the
@@ -288,7 +296,9 @@ def file(
         labels of shape ``(1,)``.
     """
     spec = ShardSpec.for_reader(shard_id, num_shards, stick_to_shard=stick_to_shard, pad_last_batch=pad_last_batch,
-                                random_shuffle=random_shuffle, initial_fill=initial_fill)
+                                random_shuffle=random_shuffle, initial_fill=initial_fill,
+                                shuffle_after_epoch=shuffle_after_epoch,
+                                shuffle_after_epoch_seed=shuffle_after_epoch_seed)
     reader = FileReader(
         file_root=file_root,
         file_list=file_list,

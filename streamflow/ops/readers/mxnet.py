@@ -65,6 +65,8 @@ def mxnet(
     index_path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
     random_shuffle: bool = False,
     initial_fill: int = 1024,
+    shuffle_after_epoch: bool = False,
+    shuffle_after_epoch_seed: int | None = None,
     shard_id: int | None = None,
     num_shards: int | None = None,
     stick_to_shard: bool = False,
@@ -79,7 +81,7 @@ def mxnet(
         index_path: a list of one ``.idx`` file (``key offset`` lines, offsets
             across all of ``path``); without it, the files are scanned when
             the pipeline is defined.
-        random_shuffle, initial_fill, shard_id, num_shards, stick_to_shard,
+        random_shuffle, initial_fill, shuffle_after_epoch, shard_id, num_shards, stick_to_shard,
             pad_last_batch, seed: shuffling and sharding, as ``readers.file``.
         name: the reader's name (``pipe.epoch_size(name)``, iterators).
 
@@ -89,7 +91,9 @@ def mxnet(
         labels (``IRHeader.flag``).
     """
     spec = ShardSpec.for_reader(shard_id, num_shards, stick_to_shard=stick_to_shard, pad_last_batch=pad_last_batch,
-                                random_shuffle=random_shuffle, initial_fill=initial_fill)
+                                random_shuffle=random_shuffle, initial_fill=initial_fill,
+                                shuffle_after_epoch=shuffle_after_epoch,
+                                shuffle_after_epoch_seed=shuffle_after_epoch_seed)
     paths = as_list(path, "path", "readers.mxnet", required="RecordIO files")
     indexes = as_list(index_path, "index_path", "readers.mxnet")
     if len(indexes) > 1:

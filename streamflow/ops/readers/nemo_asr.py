@@ -180,6 +180,8 @@ def nemo_asr(
     normalize_text: bool | None = None,
     random_shuffle: bool = False,
     initial_fill: int = 1024,
+    shuffle_after_epoch: bool = False,
+    shuffle_after_epoch_seed: int | None = None,
     shard_id: int | None = None,
     num_shards: int | None = None,
     stick_to_shard: bool = False,
@@ -201,14 +203,16 @@ def nemo_asr(
         min_duration, max_duration: keep entries whose manifest ``duration`` is
             within these bounds [s] (0: no bound).
         normalize_text: DALI's deprecated argument; ignored.
-        random_shuffle, initial_fill, shard_id, num_shards, stick_to_shard,
+        random_shuffle, initial_fill, shuffle_after_epoch, shard_id, num_shards, stick_to_shard,
             pad_last_batch, seed: as ``readers.file``.
         name: the reader's name (``pipe.epoch_size(name)``, iterators).
     """
     del normalize_text  # deprecated in DALI, no effect
     paths = [manifest_filepaths] if isinstance(manifest_filepaths, (str, os.PathLike)) else list(manifest_filepaths)
     spec = ShardSpec.for_reader(shard_id, num_shards, stick_to_shard=stick_to_shard, pad_last_batch=pad_last_batch,
-                                random_shuffle=random_shuffle, initial_fill=initial_fill)
+                                random_shuffle=random_shuffle, initial_fill=initial_fill,
+                                shuffle_after_epoch=shuffle_after_epoch,
+                                shuffle_after_epoch_seed=shuffle_after_epoch_seed)
     reader = NemoAsrReader(manifest_filepaths=[os.fspath(p) for p in paths], read_sample_rate=read_sample_rate,
                            read_text=read_text, read_idxs=read_idxs, downmix=downmix, sample_rate=sample_rate,
                            dtype=dtype, quality=quality, min_duration=min_duration, max_duration=max_duration,

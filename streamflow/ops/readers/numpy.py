@@ -336,6 +336,8 @@ def numpy(
     fill_value: float = 0,
     random_shuffle: bool = False,
     initial_fill: int = 1024,
+    shuffle_after_epoch: bool = False,
+    shuffle_after_epoch_seed: int | None = None,
     shard_id: int | None = None,
     num_shards: int | None = None,
     stick_to_shard: bool = False,
@@ -367,7 +369,7 @@ def numpy(
         out_of_bounds_policy: ``"error"`` (default), ``"pad"`` (outside is
             ``fill_value``; negative starts allowed) or ``"trim_to_shape"``.
         fill_value: the padding value (rounded and saturated to the dtype).
-        random_shuffle, initial_fill, shard_id, num_shards, stick_to_shard,
+        random_shuffle, initial_fill, shuffle_after_epoch, shard_id, num_shards, stick_to_shard,
             pad_last_batch, seed: shuffling and sharding, as ``readers.file``.
         name: the reader's name (``pipe.epoch_size(name)``, ``reader_name``).
 
@@ -409,7 +411,9 @@ def numpy(
     except (TypeError, ValueError):
         raise PipelineDefinitionError(f"readers.numpy: fill_value must be a number, got {fill_value!r}") from None
     spec = ShardSpec.for_reader(shard_id, num_shards, stick_to_shard=stick_to_shard, pad_last_batch=pad_last_batch,
-                                random_shuffle=random_shuffle, initial_fill=initial_fill)
+                                random_shuffle=random_shuffle, initial_fill=initial_fill,
+                                shuffle_after_epoch=shuffle_after_epoch,
+                                shuffle_after_epoch_seed=shuffle_after_epoch_seed)
     paths = list_npy_files(file_root, files, file_filter)
     if dev is Device.GPU and any(storage.is_url(p) for p in paths):
         raise PipelineDefinitionError(

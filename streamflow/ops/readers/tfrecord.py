@@ -96,6 +96,8 @@ def tfrecord(
     features: Mapping[str, Feature],
     random_shuffle: bool = False,
     initial_fill: int = 1024,
+    shuffle_after_epoch: bool = False,
+    shuffle_after_epoch_seed: int | None = None,
     shard_id: int | None = None,
     num_shards: int | None = None,
     stick_to_shard: bool = False,
@@ -115,7 +117,7 @@ def tfrecord(
             default)``; ``dtype`` is ``tfrecord.int64`` (int64 output),
             ``tfrecord.float32`` (float32) or ``tfrecord.string`` (the bytes
             of the one value, uint8).
-        random_shuffle, initial_fill, shard_id, num_shards, stick_to_shard,
+        random_shuffle, initial_fill, shuffle_after_epoch, shard_id, num_shards, stick_to_shard,
             pad_last_batch, seed: shuffling and sharding, as ``readers.file``.
         name: the reader's name (``pipe.epoch_size(name)``, iterators).
 
@@ -126,7 +128,9 @@ def tfrecord(
         with the default.
     """
     spec = ShardSpec.for_reader(shard_id, num_shards, stick_to_shard=stick_to_shard, pad_last_batch=pad_last_batch,
-                                random_shuffle=random_shuffle, initial_fill=initial_fill)
+                                random_shuffle=random_shuffle, initial_fill=initial_fill,
+                                shuffle_after_epoch=shuffle_after_epoch,
+                                shuffle_after_epoch_seed=shuffle_after_epoch_seed)
     paths = as_list(path, "path", "readers.tfrecord", required="TFRecord files")
     index_paths = as_list(index_path, "index_path", "readers.tfrecord")
     check_index_count(paths, index_paths, "readers.tfrecord", "path", "index_path")

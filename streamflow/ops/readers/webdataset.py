@@ -148,6 +148,8 @@ def webdataset(
     case_sensitive_extensions: bool = True,
     random_shuffle: bool = False,
     initial_fill: int = 1024,
+    shuffle_after_epoch: bool = False,
+    shuffle_after_epoch_seed: int | None = None,
     shard_id: int | None = None,
     num_shards: int | None = None,
     stick_to_shard: bool = False,
@@ -169,7 +171,7 @@ def webdataset(
             sample is left out) or ``"error"``.
         dtypes: per output, the type the bytes are read as (default uint8).
         case_sensitive_extensions: compare extensions case-sensitively.
-        random_shuffle, initial_fill, shard_id, num_shards, stick_to_shard,
+        random_shuffle, initial_fill, shuffle_after_epoch, shard_id, num_shards, stick_to_shard,
             pad_last_batch, seed: shuffling and sharding, as ``readers.file``.
         name: the reader's name (``pipe.epoch_size(name)``, iterators).
 
@@ -177,7 +179,9 @@ def webdataset(
         One ``DataNode`` per ``ext`` entry (a single one when ``ext`` has one).
     """
     spec = ShardSpec.for_reader(shard_id, num_shards, stick_to_shard=stick_to_shard, pad_last_batch=pad_last_batch,
-                                random_shuffle=random_shuffle, initial_fill=initial_fill)
+                                random_shuffle=random_shuffle, initial_fill=initial_fill,
+                                shuffle_after_epoch=shuffle_after_epoch,
+                                shuffle_after_epoch_seed=shuffle_after_epoch_seed)
     archives = as_list(paths, "paths", "readers.webdataset", required="archives")
     indexes = as_list(index_paths, "index_paths", "readers.webdataset")
     check_index_count(archives, indexes, "readers.webdataset", "paths", "index_paths")
