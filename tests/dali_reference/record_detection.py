@@ -412,6 +412,17 @@ def replay(name: str, fn: Any, types: Any, pipeline_def: Callable[..., Any]) -> 
     return run_case(fn, types, pipeline_def, Case(case.build, inputs, case.batch_size)), want
 
 
+def assert_equal_outputs(got: list[list[np.ndarray]], want: list[list[np.ndarray]]) -> None:
+    """``got`` is ``want`` exactly: as many outputs and samples, each with the same dtype, shape and values."""
+    assert len(got) == len(want), f"{len(got)} outputs, DALI {len(want)}"
+    for out, (g_samples, w_samples) in enumerate(zip(got, want)):
+        assert len(g_samples) == len(w_samples), f"output {out}: {len(g_samples)} samples, DALI {len(w_samples)}"
+        for i, (g, w) in enumerate(zip(g_samples, w_samples)):
+            what = f"output {out}, sample {i}"
+            assert g.dtype == w.dtype and g.shape == w.shape, f"{what}: {g.dtype} {g.shape}, DALI {w.dtype} {w.shape}"
+            np.testing.assert_array_equal(g, w, err_msg=what)
+
+
 #: random_bbox_crop statistics: DALI's windows for one fixed set of boxes over many samples.
 STATS_BOXES = np.array([[0.1, 0.1, 0.3, 0.4], [0.5, 0.5, 0.9, 0.8], [0.2, 0.6, 0.35, 0.95]], np.float32)
 STATS_SAMPLES = 2000
