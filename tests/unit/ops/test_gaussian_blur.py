@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pytest
 from augment_refs import batch, inputs, max_diff
+from dali_reference.augment_cases import GAUSSIAN_BLURS
 from helpers import assert_gpu_equals_cpu, make_chunk, run_arrays
 
 import streamflow as sf
@@ -18,15 +19,7 @@ from streamflow import fn
 from streamflow.errors import PipelineDefinitionError
 from streamflow.ops.gaussian_blur import GaussianBlur, blur_windows, gaussian_window
 
-CASES = {
-    "sigma_0.7": dict(sigma=0.7),
-    "sigma_2": dict(sigma=2.0),
-    "sigma_1_3": dict(sigma=(1.0, 3.0)),
-    "window_5": dict(window_size=5),
-    "window_7_sigma_4": dict(window_size=7, sigma=4.0),
-    "window_3_9": dict(window_size=(3, 9)),
-    "sigma_6_big": dict(sigma=6.0),
-}
+CASES = GAUSSIAN_BLURS
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
