@@ -9,6 +9,7 @@ median and the best, and write everything, raw times included, to JSON.
 
 from __future__ import annotations
 
+import argparse
 import datetime as _dt
 import importlib.metadata
 import json
@@ -237,3 +238,62 @@ def write_json(path: Path, payload: Mapping[str, Any]) -> Path:
     tmp.write_text(json.dumps(payload, indent=2, sort_keys=False, default=str) + "\n")
     tmp.replace(path)
     return path
+
+
+# --------------------------------------------------------------------------- one subprocess per system
+
+#: Line prefix of a worker's JSON result on its stdout.
+RESULT_PREFIX = "RESULT "
+#: Why a worker skips a system whose library it could not import.
+SKIP_HINT = "(install it, or pass --dali-python)"
+
+
+def add_system_args(parser: argparse.ArgumentParser, quick_help: str) -> None:
+    """The flags of the streamflow-vs-DALI comparisons: which systems, DALI's interpreter, smoke run, output."""
+    parser.add_argument("--systems", default="streamflow,dali")
+    parser.add_argument("--dali-python", default=sys.executable, help="interpreter with nvidia-dali-cuda130")
+    parser.add_argument("--quick", action="store_true", help=quick_help)
+    parser.add_argument("--json", type=Path, default=None)
+
+
+def interpreter(system: str, args: argparse.Namespace) -> str:
+    """The Python that runs ``system``: ``--dali-python`` for DALI, this one otherwise."""
+    return str(args.dali_python) if system == "dali" else sys.executable
+
+
+def print_result(results: Mapping[str, Any]) -> None:
+    """A worker's last word: its results as one JSON line that :func:`run_worker` picks up."""
+    print(RESULT_PREFIX + json.dumps(results, default=str))
+
+
+def run_worker(script: str, system: str, python: str, worker_args: Sequence[str]) -> dict[str, Any]:
+    """Run ``python script --worker system *worker_args`` and return the result it printed.
+
+    Each system runs in its own process (DALI may live in another virtual
+    environment); a worker that printed no result gives an ``error`` entry
+    with the end of its stderr.
+    """
+    cmd = [python, script, "--worker", system, *worker_args]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    for line in done.stdout.splitlines():
+        if line.startswith(RESULT_PREFIX):
+            result: dict[str, Any] = json.loads(line[len(RESULT_PREFIX):])
+            result["interpreter"] = python
+            return result
+    return {"system": system, "error": done.stderr[-3000:] or f"exit {done.returncode}", "interpreter": python}
+
+
+def save_results(benchmark: str, args: argparse.Namespace, info: Mapping[str, Any], results: Any,
+                 summary: Mapping[str, Any] | None = None) -> None:
+    """Write ``results/<benchmark>-<tag>.json`` (or ``--json``); a ``--quick`` run writes only to ``--json``."""
+    out = args.json or RESULTS_DIR / f"{benchmark}-{machine_tag()}.json"
+    if args.quick and not args.json:
+        return
+    payload: dict[str, Any] = {
+        "benchmark": benchmark, "when": now_iso(), "machine": info, "command": " ".join(sys.argv),
+        "config": {k: v for k, v in vars(args).items() if k != "worker"}, "results": results,
+    }
+    if summary is not None:
+        payload["summary"] = summary
+    write_json(out, payload)
+    print(f"wrote {out}")

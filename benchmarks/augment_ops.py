@@ -24,8 +24,6 @@ rounds' medians, and the JSON keeps every round.
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
 import traceback
 from collections.abc import Callable
@@ -173,8 +171,8 @@ def worker(args: argparse.Namespace) -> None:
             results["numpy_blur"] = _common.time_repeats(lambda: numpy_blur(batch), repeats=args.repeats,
                                                          warmup=1).summary()
     except ImportError as exc:
-        results["skipped"] = f"{exc} (install it, or pass --dali-python)"
-    print("RESULT " + json.dumps(results, default=str))
+        results["skipped"] = f"{exc} {_common.SKIP_HINT}"
+    _common.print_result(results)
 
 
 SYSTEMS = ("streamflow", "streamflow-ref", "dali")
@@ -183,19 +181,13 @@ SYSTEMS = ("streamflow", "streamflow-ref", "dali")
 def run(system: str, python: str, args: argparse.Namespace) -> dict[str, Any]:
     if system not in SYSTEMS:
         return {"system": system, "error": f"unknown system; choose from {', '.join(SYSTEMS)}"}
-    cmd = [python, __file__, "--worker", system, "--batch-size", str(args.batch_size), "--threads",
-           str(args.threads), "--repeats", str(args.repeats), "--batches", str(args.batches), "--ops", args.ops]
+    worker_args = ["--batch-size", str(args.batch_size), "--threads", str(args.threads), "--repeats",
+                   str(args.repeats), "--batches", str(args.batches), "--ops", args.ops]
     if system == "streamflow-ref":
         if not args.ref_root:
             return {"system": system, "skipped": "give --ref-root DIR (a checkout with a built streamflow)"}
-        cmd += ["--ref-root", str(Path(args.ref_root).resolve())]
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    for line in done.stdout.splitlines():
-        if line.startswith("RESULT "):
-            result: dict[str, Any] = json.loads(line[len("RESULT "):])
-            result["interpreter"] = python
-            return result
-    return {"system": system, "error": done.stderr[-3000:] or f"exit {done.returncode}", "interpreter": python}
+        worker_args += ["--ref-root", str(Path(args.ref_root).resolve())]
+    return _common.run_worker(__file__, system, python, worker_args)
 
 
 def rounds_medians(results: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
@@ -215,10 +207,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--ops", default="all", help="comma-separated names from OPS, or all")
-    parser.add_argument("--systems", default="streamflow,dali")
-    parser.add_argument("--dali-python", default=sys.executable, help="interpreter with nvidia-dali-cuda130")
-    parser.add_argument("--quick", action="store_true", help="tiny batches, 1 repeat (smoke run)")
-    parser.add_argument("--json", type=Path, default=None)
+    _common.add_system_args(parser, quick_help="tiny batches, 1 repeat (smoke run)")
     parser.add_argument("--rounds", type=int, default=1, help="repeat the comparison, rotating the systems' order")
     parser.add_argument("--ref-root", default=None, help="checkout whose streamflow package streamflow-ref runs")
     parser.add_argument("--worker", choices=SYSTEMS, help=argparse.SUPPRESS)
@@ -235,7 +224,7 @@ def main() -> None:
     for round_index in range(max(1, args.rounds)):
         order = systems[round_index % len(systems):] + systems[:round_index % len(systems)]
         for s in order:
-            result = run(s, args.dali_python if s == "dali" else sys.executable, args)
+            result = run(s, _common.interpreter(s, args), args)
             if args.rounds > 1:
                 result["round"] = round_index + 1
             results.append(result)
@@ -256,13 +245,7 @@ def main() -> None:
                 None)
     if base:
         print(f"\nbaseline, plain numpy separable blur (sigma 2, one thread): {base['rate_median']:.0f} img/s")
-    out = args.json or Path(__file__).parent / "results" / f"augment_ops-{_common.machine_tag()}.json"
-    if not args.quick or args.json:
-        _common.write_json(out, {
-            "benchmark": "augment_ops", "when": _common.now_iso(), "machine": info, "command": " ".join(sys.argv),
-            "config": {k: v for k, v in vars(args).items() if k != "worker"}, "results": results,
-        })
-        print(f"wrote {out}")
+    _common.save_results("augment_ops", args, info, results)
 
 
 if __name__ == "__main__":

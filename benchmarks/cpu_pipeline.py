@@ -147,6 +147,24 @@ def _dense(x: Any) -> Any:
     return x.as_tensor() if hasattr(x, "as_tensor") else x
 
 
+# --------------------------------------------------------------------------- the graph
+
+
+def graph(fn: Any, types: Any, root: str) -> tuple[Any, Any]:
+    """The benchmark's pipeline, one text for streamflow and DALI (each passes its own ``fn`` / ``types``).
+
+    Read with shuffling, decode to RGB, resize, centre crop, random mirror and
+    normalize to float CHW.
+    """
+    jpegs, labels = fn.readers.file(file_root=root, random_shuffle=True, name="Reader")
+    images = fn.decoders.image(jpegs, device="cpu", output_type=types.RGB)
+    images = fn.resize(images, resize_x=RESIZE, resize_y=RESIZE)
+    images = fn.crop_mirror_normalize(
+        images, crop=(CROP, CROP), dtype=types.FLOAT, output_layout="CHW",
+        mean=list(MEAN_255), std=list(STD_255), mirror=fn.random.coin_flip())
+    return images, labels
+
+
 # --------------------------------------------------------------------------- streamflow
 
 
@@ -167,14 +185,7 @@ class StreamflowRunner:
             @sf.pipeline_def(batch_size=cfg.batch_size, num_threads=cfg.threads,
                              device_id=None, seed=SEED)
             def pipe(root: str) -> Any:
-                jpegs, labels = fn.readers.file(file_root=root, random_shuffle=True,
-                                                name="Reader")
-                images = fn.decoders.image(jpegs, device="cpu", output_type=types.RGB)
-                images = fn.resize(images, resize_x=RESIZE, resize_y=RESIZE)
-                images = fn.crop_mirror_normalize(
-                    images, crop=(CROP, CROP), dtype=types.FLOAT, output_layout="CHW",
-                    mean=list(MEAN_255), std=list(STD_255), mirror=fn.random.coin_flip())
-                return images, labels
+                return graph(fn, types, root)
 
             self.pipe = pipe(cfg.data_dir)
         except Exception as exc:
@@ -291,13 +302,7 @@ class DaliRunner:
         @dali.pipeline_def(batch_size=cfg.batch_size, num_threads=cfg.threads, device_id=None,
                            seed=SEED)
         def pipe(root: str) -> Any:
-            jpegs, labels = fn.readers.file(file_root=root, random_shuffle=True, name="Reader")
-            images = fn.decoders.image(jpegs, device="cpu", output_type=types.RGB)
-            images = fn.resize(images, resize_x=RESIZE, resize_y=RESIZE)
-            images = fn.crop_mirror_normalize(
-                images, crop=(CROP, CROP), dtype=types.FLOAT, output_layout="CHW",
-                mean=list(MEAN_255), std=list(STD_255), mirror=fn.random.coin_flip())
-            return images, labels
+            return graph(fn, types, root)
 
         self.pipe = pipe(cfg.data_dir)
         self.pipe.build()

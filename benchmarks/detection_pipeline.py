@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 import traceback
@@ -101,22 +100,16 @@ def worker(args: argparse.Namespace) -> None:
         finally:
             close()
     except ImportError as exc:
-        results["skipped"] = f"{exc} (install it, or pass --dali-python)"
+        results["skipped"] = f"{exc} {_common.SKIP_HINT}"
     except Exception:
         results["error"] = traceback.format_exc()
-    print("RESULT " + json.dumps(results, default=str))
+    _common.print_result(results)
 
 
 def run(system: str, python: str, args: argparse.Namespace) -> dict[str, Any]:
-    cmd = [python, __file__, "--worker", system, "--data-dir", args.data_dir, "--annotations", args.annotations,
-           "--batch-size", str(args.batch_size), "--threads", str(args.threads), "--repeats", str(args.repeats)]
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    for line in done.stdout.splitlines():
-        if line.startswith("RESULT "):
-            result: dict[str, Any] = json.loads(line[len("RESULT "):])
-            result["interpreter"] = python
-            return result
-    return {"system": system, "error": done.stderr[-3000:] or f"exit {done.returncode}", "interpreter": python}
+    return _common.run_worker(__file__, system, python, [
+        "--data-dir", args.data_dir, "--annotations", args.annotations, "--batch-size", str(args.batch_size),
+        "--threads", str(args.threads), "--repeats", str(args.repeats)])
 
 
 def main() -> None:
@@ -125,10 +118,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--systems", default="streamflow,dali")
-    parser.add_argument("--dali-python", default=sys.executable, help="interpreter with nvidia-dali-cuda130")
-    parser.add_argument("--quick", action="store_true", help="32 images, 1 repeat (smoke run)")
-    parser.add_argument("--json", type=Path, default=None)
+    _common.add_system_args(parser, quick_help="32 images, 1 repeat (smoke run)")
     parser.add_argument("--data-dir", default="")
     parser.add_argument("--annotations", default="")
     parser.add_argument("--worker", choices=["streamflow", "dali"], help=argparse.SUPPRESS)
@@ -145,8 +135,7 @@ def main() -> None:
         if not args.annotations:
             args.annotations = str(build_coco_set(root, args.images))
         args.data_dir = str(root)
-        results = [run(s, args.dali_python if s == "dali" else sys.executable, args)
-                   for s in args.systems.split(",")]
+        results = [run(s, _common.interpreter(s, args), args) for s in args.systems.split(",")]
     rows = []
     for r in results:
         if "timing" not in r:
@@ -160,14 +149,7 @@ def main() -> None:
     if "streamflow" in ok and "dali" in ok:
         summary["streamflow_vs_dali"] = ok["streamflow"]["rate_median"] / ok["dali"]["rate_median"]
         print(f"\nSSD pipeline: streamflow {summary['streamflow_vs_dali']:.2f}x DALI (CPU)")
-    out = args.json or Path(__file__).parent / "results" / f"detection_pipeline-{_common.machine_tag()}.json"
-    if not args.quick or args.json:
-        _common.write_json(out, {
-            "benchmark": "detection_pipeline", "when": _common.now_iso(), "machine": info,
-            "command": " ".join(sys.argv), "config": {k: v for k, v in vars(args).items() if k != "worker"},
-            "results": results, "summary": summary,
-        })
-        print(f"wrote {out}")
+    _common.save_results("detection_pipeline", args, info, results, summary)
 
 
 if __name__ == "__main__":

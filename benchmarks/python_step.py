@@ -20,8 +20,6 @@ warms up, ``--repeats`` epochs are timed, everything goes to JSON.
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
 import tempfile
 import traceback
@@ -106,22 +104,16 @@ def worker(args: argparse.Namespace) -> None:
                 close()
             results["with_step" if with_step else "without_step"] = timing.summary()
     except ImportError as exc:
-        results["skipped"] = f"{exc} (install it, or pass --dali-python)"
+        results["skipped"] = f"{exc} {_common.SKIP_HINT}"
     except Exception:
         results["error"] = traceback.format_exc()
-    print("RESULT " + json.dumps(results, default=str))
+    _common.print_result(results)
 
 
 def run(system: str, python: str, args: argparse.Namespace) -> dict[str, Any]:
-    cmd = [python, __file__, "--worker", system, "--data-dir", args.data_dir, "--batch-size",
-           str(args.batch_size), "--threads", str(args.threads), "--repeats", str(args.repeats)]
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    for line in done.stdout.splitlines():
-        if line.startswith("RESULT "):
-            result: dict[str, Any] = json.loads(line[len("RESULT "):])
-            result["interpreter"] = python
-            return result
-    return {"system": system, "error": done.stderr[-3000:] or f"exit {done.returncode}", "interpreter": python}
+    return _common.run_worker(__file__, system, python, [
+        "--data-dir", args.data_dir, "--batch-size", str(args.batch_size), "--threads", str(args.threads),
+        "--repeats", str(args.repeats)])
 
 
 def main() -> None:
@@ -130,10 +122,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--systems", default="streamflow,dali")
-    parser.add_argument("--dali-python", default=sys.executable, help="interpreter with nvidia-dali-cuda130")
-    parser.add_argument("--quick", action="store_true", help="64 images, 1 repeat (smoke run)")
-    parser.add_argument("--json", type=Path, default=None)
+    _common.add_system_args(parser, quick_help="64 images, 1 repeat (smoke run)")
     parser.add_argument("--data-dir", default="")
     parser.add_argument("--worker", choices=sorted(SYSTEMS), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -149,8 +138,7 @@ def main() -> None:
         if not args.data_dir:
             _dataset.build_jpeg_set(root, n=args.images)
         args.data_dir = str(root)
-        results = [run(s, args.dali_python if s == "dali" else sys.executable, args)
-                   for s in args.systems.split(",")]
+        results = [run(s, _common.interpreter(s, args), args) for s in args.systems.split(",")]
     rows = []
     for r in results:
         if "error" in r or "skipped" in r:
@@ -167,14 +155,7 @@ def main() -> None:
         summary["with_step_vs_dali"] = (ok["streamflow"]["with_step"]["rate_median"]
                                         / ok["dali"]["with_step"]["rate_median"])
         print(f"\nwith the Python step: streamflow {summary['with_step_vs_dali']:.2f}x DALI")
-    out = args.json or Path(__file__).parent / "results" / f"python_step-{_common.machine_tag()}.json"
-    if not args.quick or args.json:
-        _common.write_json(out, {
-            "benchmark": "python_step", "when": _common.now_iso(), "machine": info,
-            "command": " ".join(sys.argv), "config": {k: v for k, v in vars(args).items() if k != "worker"},
-            "results": results, "summary": summary,
-        })
-        print(f"wrote {out}")
+    _common.save_results("python_step", args, info, results, summary)
 
 
 if __name__ == "__main__":

@@ -6,16 +6,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from dali_reference.audio_cases import EXCERPTS, FILES
 
 DATA = Path(__file__).parent / "data"
 AUDIO = DATA / "audio"
 DALI_AUDIO = DATA / "dali" / "audio"
 
-#: The clips every audio test uses (see tests/data/README.md).
-FILES = ["arctic_a0007.wav", "arctic_a0009.wav", "arctic_stereo_22k.flac", "arctic_a0007.ogg", "arctic_a0007.opus"]
 BROKEN = ["broken/junk_body.wav", "broken/not_audio.wav", "broken/truncated.flac"]
-#: (file, first, end) excerpts of the 16 kHz speech clips, as in tests/dali_reference/record_audio.py.
-EXCERPTS = [("arctic_a0007.wav", 16000, 24000), ("arctic_a0009.wav", 4000, 10000), ("arctic_a0007.wav", 40000, 44100)]
 
 
 def encoded(names: list[str] | None = None) -> list[np.ndarray]:

@@ -3,7 +3,7 @@
 Recorded by ``tests/dali_reference/record_augment.py`` (needs DALI; the tests
 do not). Each ``<section>.npz`` holds the input crops (``in/<i>``) and the
 outputs ``<case>/<i>`` per sample; the int16 and float32 inputs are derived
-from the crops exactly as the recorder derives them.
+from the crops by ``dali_reference/augment_cases.py``, as the recorder derives them.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import functools
 from pathlib import Path
 
 import numpy as np
+from dali_reference.augment_cases import as_f32, as_i16
 
 DIR = Path(__file__).parent / "data" / "dali" / "augment"
 
@@ -35,14 +36,6 @@ def batch(section: str, key: str) -> list[np.ndarray]:
 def images(section: str) -> list[np.ndarray]:
     """The uint8 HWC photo crops the section was recorded on."""
     return batch(section, "in")
-
-
-def as_i16(imgs: list[np.ndarray]) -> list[np.ndarray]:
-    return [(im.astype(np.int16) * 120 - 15000).astype(np.int16) for im in imgs]
-
-
-def as_f32(imgs: list[np.ndarray]) -> list[np.ndarray]:
-    return [(im / np.float32(255)).astype(np.float32) for im in imgs]
 
 
 def inputs(section: str, kind: str) -> list[np.ndarray]:

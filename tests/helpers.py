@@ -172,6 +172,17 @@ def assert_same_outputs(got: list[Any], want: list[Any], what: str) -> None:
             raise AssertionError(f"{what} sample {i}: {int((diff > 0).sum())} values differ, max {diff.max()}")
 
 
+def assert_gpu_equals_cpu(ctx: Any, op: Any, samples: list[np.ndarray], args: dict[str, list[Any]] | None = None,
+                          what: str = "") -> list[np.ndarray | None]:
+    """``op``'s GPU implementation (through ``ctx``) fails no sample and gives its CPU outputs bit for
+    bit (``assert_same_outputs``); returns the GPU outputs."""
+    gpu, gpu_failures = run_gpu_impl(ctx, op, samples, args)
+    cpu, cpu_failures = run_cpu_op(op, samples, args)
+    assert not gpu_failures and not cpu_failures, f"{what}: GPU failures {gpu_failures}, CPU failures {cpu_failures}"
+    assert_same_outputs(gpu, cpu, what)
+    return gpu
+
+
 def run_decoders(encoded: list[Any], build: Callable[..., Any], **pipe_kw: Any) -> sf.Batch:
     """One batch of ``build(node)`` over encoded images (the decoder tests' seed)."""
     return run_batch(encoded, build, seed=11, **pipe_kw)

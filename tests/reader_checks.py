@@ -114,3 +114,14 @@ def assert_skips_only(pipe: sf.Pipeline, batch: sf.Batch, bad: str, size: int) -
     assert len(batch.sources) == size and not any(bad in (s or "") for s in batch.sources)
     skipped = pipe.stats().skipped
     assert skipped and all(bad in (s.source or "") for s in skipped), skipped
+
+
+def assert_fails_then_skips(make: Make, bad: str, match: str, size: int = 4) -> None:
+    """Reading a batch of ``size`` raises a ``PipelineError`` matching ``match``; under
+    ``on_error="skip"`` the batch is full and only ``bad``'s sample is skipped (``assert_skips_only``)."""
+    import pytest
+
+    with pipeline(make, batch_size=size) as pipe, pytest.raises(sf.PipelineError, match=match):
+        pipe.run()
+    with pipeline(make, batch_size=size, on_error="skip") as pipe:
+        assert_skips_only(pipe, pipe.run(), bad, size)

@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 
 try:  # imported by the tests, as part of the package dali_reference
-    from .geometry_cases import DATA, Case, photo, run_streamflow, signal, volume
+    from .geometry_cases import DATA, Case, assert_matches, photo, run_streamflow, signal, volume
 except ImportError:  # imported by record_breadth.py, beside it
-    from geometry_cases import DATA, Case, photo, run_streamflow, signal, volume  # type: ignore[no-redef]
+    from geometry_cases import DATA, Case, assert_matches, photo, run_streamflow, signal, volume  # type: ignore[no-redef]
 
 __all__ = ["CASES", "REFERENCE", "check", "reference"]
 
@@ -350,17 +350,6 @@ def check(op: str, case: Case, error_names: tuple[str, ...] = ()) -> None:
         names = error_names or (op,)
         assert any(n in str(info.value) for n in names), f"{case.name}: the error should name the operator: {info.value}"
         return
-    got = run_streamflow(case)[:-1]
-    for k, output in enumerate(got):
-        for i, sample in enumerate(output):
-            want = ref[f"{case.name}/{k}/{i}"]
-            what = f"{op} case {case.name!r}, output {k}, sample {i}"
-            assert sample.shape == want.shape, f"{what}: shape {sample.shape}, DALI {want.shape}"
-            assert sample.dtype == want.dtype, f"{what}: dtype {sample.dtype}, DALI {want.dtype}"
-            if case.atol == 0:
-                assert np.array_equal(sample, want, equal_nan=sample.dtype.kind == "f"), f"{what}: values differ"
-            else:
-                diff = np.abs(sample.astype(np.float64) - want.astype(np.float64))
-                assert diff.max(initial=0) <= case.atol, f"{what}: max |diff| {diff.max()} > {case.atol}"
+    assert_matches(op, case, run_streamflow(case)[:-1], ref)
 
 

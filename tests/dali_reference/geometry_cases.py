@@ -489,7 +489,12 @@ def check_case(op: str, case: Case) -> None:
             run_streamflow(case)
         assert op.split(".")[-1] in str(info.value), f"{case.name}: the error should name the operator: {info.value}"
         return
-    got = run_streamflow(case)
+    assert_matches(op, case, run_streamflow(case), ref)
+
+
+def assert_matches(op: str, case: Case, got: list[list[np.ndarray]], ref: dict[str, np.ndarray]) -> None:
+    """streamflow's outputs ``got`` of ``case`` against DALI's ``ref``: shapes and dtypes equal, values
+    within ``case.atol`` (NaNs equal where exact)."""
     for k, output in enumerate(got):
         for i, sample in enumerate(output):
             want = ref[f"{case.name}/{k}/{i}"]

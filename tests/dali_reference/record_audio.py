@@ -17,14 +17,26 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from audio_cases import (
+    ERASES,
+    EXCERPTS,
+    FILES,
+    MELS,
+    MFCCS,
+    NEMO_MANIFEST,
+    PADS,
+    SPECTROGRAMS,
+    TO_DECIBELS,
+    audio_resample_cases,
+    nemo_cases,
+    preemphasis_cases,
+    write_manifest,
+)
 from nvidia.dali import fn, pipeline_def, types
 
 ROOT = Path(__file__).resolve().parents[2]
 AUDIO = ROOT / "tests" / "data" / "audio"
 OUT = ROOT / "tests" / "data" / "dali" / "audio"
-FILES = ["arctic_a0007.wav", "arctic_a0009.wav", "arctic_stereo_22k.flac", "arctic_a0007.ogg", "arctic_a0007.opus"]
-#: Most operator tests use excerpts of the two speech clips (16 kHz mono), decoded by DALI as float.
-EXCERPTS = [("arctic_a0007.wav", 16000, 24000), ("arctic_a0009.wav", 4000, 10000), ("arctic_a0007.wav", 40000, 44100)]
 
 
 def run(graph, inputs, batch_size=None):
@@ -99,15 +111,7 @@ def record_decoders_audio():
 def record_audio_resample():
     x = excerpts()
     arrays = {}
-    cases = {
-        "scale_0.85": dict(scale=0.85),
-        "scale_1.15": dict(scale=1.15),
-        "rates_16000_22050": dict(in_rate=16000.0, out_rate=22050.0),
-        "rates_16000_8000_q10": dict(in_rate=16000.0, out_rate=8000.0, quality=10.0),
-        "out_length_5000_q90": dict(out_length=5000, quality=90.0),
-        "scale_1.3_int16": dict(scale=1.3, dtype=types.INT16),
-    }
-    for case, kw in cases.items():
+    for case, kw in audio_resample_cases(types.INT16).items():
         (out,) = run(lambda a, kw=kw: fn.audio_resample(a, **kw), [x])
         for i, o in enumerate(out):
             arrays[f"{case}/{i}"], arrays[f"{case}/{i}/step"] = decim(o, 1500)
@@ -134,8 +138,7 @@ def save_outputs(arrays, case, outputs, limit=2000):
 def record_preemphasis_filter():
     x = excerpts()
     arrays = {}
-    for case, kw in {"default": {}, "zero": dict(border="zero"), "reflect_0.5": dict(border="reflect", preemph_coeff=0.5),
-                     "int16_out": dict(dtype=types.INT16)}.items():
+    for case, kw in preemphasis_cases(types.INT16).items():
         save_outputs(arrays, case, run(lambda a, kw=kw: fn.preemphasis_filter(a, **kw), [x])[0])
     ints = [(v * 32767).astype(np.int16) for v in x]
     save_outputs(arrays, "int16_in", run(lambda a: fn.preemphasis_filter(a), [ints])[0])
@@ -144,30 +147,12 @@ def record_preemphasis_filter():
     save("preemphasis_filter", **arrays)
 
 
-SPECTROGRAMS = {
-    "default": {},
-    "rnnt": dict(nfft=512, window_length=320, window_step=160),
-    "nfft400_power1_tf": dict(nfft=400, window_length=256, window_step=100, power=1, layout="tf"),
-    "not_centered": dict(window_length=400, window_step=160, center_windows=False),
-    "zero_padding": dict(window_length=300, window_step=128, reflect_padding=False),
-    "hamming": dict(window_length=320, window_step=160, window_fn=list(np.hamming(320))),
-}
-
-
 def record_spectrogram():
     x = excerpts()
     arrays = {}
     for case, kw in SPECTROGRAMS.items():
         save_outputs(arrays, case, run(lambda a, kw=kw: fn.spectrogram(a, **kw), [x])[0])
     save("spectrogram", **arrays)
-
-
-MELS = {
-    "default": dict(),
-    "rnnt": dict(sample_rate=16000.0, nfilter=80),
-    "band_htk": dict(sample_rate=16000.0, nfilter=40, freq_low=133.0, freq_high=6800.0, mel_formula="htk"),
-    "peak": dict(sample_rate=16000.0, nfilter=64, normalize=False),
-}
 
 
 def record_mel_filter_bank():
@@ -182,15 +167,6 @@ def record_mel_filter_bank():
                                              sample_rate=16000.0, nfilter=40)
     save_outputs(arrays, "tf", run(graph, [x])[0])
     save("mel_filter_bank", **arrays)
-
-
-MFCCS = {
-    "default": dict(),
-    "ortho_13": dict(n_mfcc=13, normalize=True),
-    "dct1": dict(dct_type=1, n_mfcc=10),
-    "dct3_lifter": dict(dct_type=3, n_mfcc=12, lifter=22.0),
-    "dct4_ortho": dict(dct_type=4, normalize=True, n_mfcc=40),
-}
 
 
 def record_mfcc():
@@ -208,8 +184,7 @@ def record_mfcc():
 def record_to_decibels():
     x = excerpts()
     arrays = {}
-    for case, kw in {"default": {}, "amplitude": dict(multiplier=20.0, reference=1.0, cutoff_db=-60.0),
-                     "nemo": dict(multiplier=math.log(10), reference=1.0, cutoff_db=math.log(2**-24))}.items():
+    for case, kw in TO_DECIBELS.items():
         def graph(a, kw=kw):
             return fn.to_decibels(fn.spectrogram(a, nfft=512, window_length=320, window_step=160), **kw)
         save_outputs(arrays, case, run(graph, [x])[0])
@@ -243,15 +218,6 @@ def photo():
     return img[0][100:160, 150:230].copy()
 
 
-PADS = {
-    "default": dict(),
-    "fill_-1": dict(fill_value=-1.0),
-    "shape_9000": dict(axes=(0,), shape=(9000,)),
-    "align_512": dict(axes=[0], align=512),
-    "shape1_align3": dict(shape=[1], align=[3]),
-}
-
-
 def record_pad():
     x = excerpts()
     arrays = {}
@@ -267,15 +233,6 @@ def record_pad():
     save_outputs(arrays, "image_hw", run(lambda a: fn.pad(fn.reshape(a, layout="HWC"), axis_names="HW", fill_value=255),
                                          [imgs])[0])
     save("pad", **arrays)
-
-
-ERASES = {
-    "hw_two_regions": dict(anchor=[10, 20, 40, 5], shape=[15, 30, 10, 10], axis_names="HW"),
-    "rgb_fill": dict(anchor=[5, 5], shape=[20, 40], fill_value=(118, 185, 0)),
-    "normalized_centered": dict(anchor=[0.5, 0.5], shape=[0.35, 0.3], normalized=True, centered_anchor=True),
-    "w_band": dict(anchor=[0.37], shape=[11.5], axis_names="W", normalized_anchor=True, fill_value=3.7),
-    "out_of_bounds": dict(anchor=[-10, 70], shape=[30, 30], axes=[0, 1]),
-}
 
 
 def record_erase():
@@ -299,40 +256,13 @@ def record_erase():
     save("erase", **arrays)
 
 
-#: The manifest of the nemo_asr references (paths relative to tests/data/audio; written out absolute).
-NEMO_MANIFEST = [
-    {"audio_filepath": "arctic_a0007.wav", "duration": 4.0, "text": "author of the danger trail, philip steels, etc."},
-    {"audio_filepath": "arctic_a0009.wav", "offset": 0.5, "duration": 1.25, "text": "with an offset"},
-    {"audio_filepath": "arctic_stereo_22k.flac", "duration": 2.5},
-    {"audio_filepath": "arctic_a0007.ogg", "offset": 0.12345, "duration": 0.54321, "text": "short \u00fcn\u00efcode"},
-    {"audio_filepath": "arctic_stereo_22k.flac", "offset": 0.12345, "duration": 0.54321, "text": "odd frames"},
-    {"audio_filepath": "arctic_a0009.wav", "offset": 2.9, "text": "to the end"},
-]
-NEMO_CASES = {
-    "default": dict(),
-    "idxs": dict(read_idxs=True, read_text=False, read_sample_rate=False),
-    "resample_int16_stereo": dict(sample_rate=8000.0, downmix=False, dtype=types.INT16, read_text=False),
-    "durations": dict(max_duration=3.0, min_duration=0.6, read_idxs=True, read_text=False, read_sample_rate=False),
-}
-
-
-def write_manifest(folder):
-    import json
-
-    path = Path(folder) / "manifest.json"
-    with open(path, "w", encoding="utf-8") as f:
-        for entry in NEMO_MANIFEST:
-            f.write(json.dumps({**entry, "audio_filepath": str(AUDIO / entry["audio_filepath"])}) + "\n")
-    return path
-
-
 def record_nemo_asr():
     import tempfile
 
     arrays = {}
     with tempfile.TemporaryDirectory() as tmp:
-        manifest = write_manifest(tmp)
-        for case, kw in NEMO_CASES.items():
+        manifest = write_manifest(Path(tmp), NEMO_MANIFEST, AUDIO)
+        for case, kw in nemo_cases(types.INT16).items():
             n = 6 if "max_duration" not in kw else 3
 
             @pipeline_def(batch_size=n, num_threads=1, device_id=None)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from augment_cases import GAUSSIAN_BLURS, GRID_MASKS, LAPLACIANS, as_f32, as_i16
 from PIL import Image
 
 HERE = Path(__file__).resolve().parent
@@ -31,16 +32,6 @@ OUT = HERE.parent / "data" / "dali" / "augment"
 
 #: (file, y0, x0, h, w): odd and even sizes, three different photos.
 CROPS = [("chelsea.png", 40, 100, 40, 48), ("astronaut.png", 30, 200, 29, 35), ("coffee.png", 100, 200, 20, 24)]
-
-
-def as_i16(images: list[np.ndarray]) -> list[np.ndarray]:
-    """The int16 inputs (the tests derive them the same way)."""
-    return [(im.astype(np.int16) * 120 - 15000).astype(np.int16) for im in images]
-
-
-def as_f32(images: list[np.ndarray]) -> list[np.ndarray]:
-    """The float32 inputs in [0, 1]."""
-    return [(im / np.float32(255)).astype(np.float32) for im in images]
 
 
 def crops() -> list[np.ndarray]:
@@ -116,16 +107,7 @@ def record_filters(images: list[np.ndarray]) -> dict[str, np.ndarray]:
     r: dict[str, np.ndarray] = {}
     i16, f32 = as_i16(images), as_f32(images)
     gray = [np.ascontiguousarray(im[..., 1]) for im in images]
-    blur = {
-        "sigma_0.7": dict(sigma=0.7),
-        "sigma_2": dict(sigma=2.0),
-        "sigma_1_3": dict(sigma=(1.0, 3.0)),
-        "window_5": dict(window_size=5),
-        "window_7_sigma_4": dict(window_size=7, sigma=4.0),
-        "window_3_9": dict(window_size=(3, 9)),
-        "sigma_6_big": dict(sigma=6.0),
-    }
-    for name, kw in blur.items():
+    for name, kw in GAUSSIAN_BLURS.items():
         put(r, f"gaussian_blur/u8/{name}", run(lambda x, kw=kw: fn.gaussian_blur(x, **kw), images))
         if name in ("sigma_0.7", "sigma_1_3", "window_7_sigma_4"):
             put(r, f"gaussian_blur/float/{name}", run(lambda x, kw=kw: fn.gaussian_blur(x, dtype=types.FLOAT, **kw), images))
@@ -135,15 +117,7 @@ def record_filters(images: list[np.ndarray]) -> dict[str, np.ndarray]:
     sig = [np.array(v, np.float32) for v in ((0.5,), (1.0, 2.5), (3.0,))]
     put(r, "gaussian_blur/u8/per_sample_sigma", run(lambda x, s: fn.gaussian_blur(x, sigma=s), images, s=sig))
 
-    lap = {
-        "default": dict(),
-        "window_5": dict(window_size=5),
-        "window_5_smooth_1": dict(window_size=5, smoothing_size=1),
-        "window_3_7": dict(window_size=(3, 7), smoothing_size=(5, 1)),
-        "normalized_7": dict(window_size=7, normalized_kernel=True),
-        "scale": dict(window_size=3, scale=(0.5, 2.0)),
-    }
-    for name, kw in lap.items():
+    for name, kw in LAPLACIANS.items():
         put(r, f"laplacian/float/{name}", run(lambda x, kw=kw: fn.laplacian(x, dtype=types.FLOAT, **kw), images))
     put(r, "laplacian/u8/default", run(lambda x: fn.laplacian(x), images))
     put(r, "laplacian/u8/normalized_5", run(lambda x: fn.laplacian(x, window_size=5, normalized_kernel=True), images))
@@ -188,14 +162,7 @@ def record_grid_mask(images: list[np.ndarray]) -> dict[str, np.ndarray]:
     from nvidia.dali import fn
 
     r: dict[str, np.ndarray] = {}
-    cases = {
-        "default": dict(),
-        "tile_16_ratio_0.3": dict(tile=16, ratio=0.3),
-        "rotated_shifted": dict(tile=20, ratio=0.5, angle=0.5, shift_x=3.5, shift_y=-7.2),
-        "angle_2": dict(tile=10, ratio=0.7, angle=2.0),
-        "ratio_1": dict(tile=7, ratio=1.0),
-    }
-    for name, kw in cases.items():
+    for name, kw in GRID_MASKS.items():
         put(r, f"u8/{name}", run(lambda x, kw=kw: fn.grid_mask(x, **kw), images))
     f32 = as_f32(images)
     put(r, "f32/rotated_shifted", run(lambda x: fn.grid_mask(x, tile=20, ratio=0.5, angle=0.5, shift_x=3.5, shift_y=-7.2), f32))

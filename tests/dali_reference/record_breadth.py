@@ -25,26 +25,14 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from breadth_cases import CASES
-from record_geometry import run_case
+from record_geometry import record_cases
 
 OUT = HERE.parent / "data" / "dali" / "breadth"
 PHOTOS = HERE.parent / "data" / "photos"
 
 
 def record(op: str) -> Path:
-    import nvidia.dali as dali
-
-    arrays: dict[str, np.ndarray] = {"__dali_version__": np.array(dali.__version__)}
-    for case in CASES[op]:
-        result = run_case(case)
-        arrays[f"{case.name}/error"] = np.array(result is None)
-        for k, output in enumerate(result or []):
-            for i, sample in enumerate(output):
-                arrays[f"{case.name}/{k}/{i}"] = sample
-    OUT.mkdir(parents=True, exist_ok=True)
-    path = OUT / f"{op}.npz"
-    np.savez_compressed(path, **arrays)
-    return path
+    return record_cases(CASES[op], OUT / f"{op}.npz")
 
 
 def source_info_tree(root: Path) -> list[str]:

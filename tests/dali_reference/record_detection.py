@@ -17,8 +17,6 @@ are recorded: DALI's random streams are not reproduced by streamflow.
 
 from __future__ import annotations
 
-import itertools
-import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,26 +36,6 @@ COCO_CROWD = DATA / "coco" / "instances_crowd.json"
 def coco(fn: Any, annotations: Path = COCO_ANNOTATIONS, **kw: Any) -> Any:
     """``fn.readers.coco`` over the test set, without the encoded images (they are the files' bytes)."""
     return tuple(fn.readers.coco(file_root=str(DATA), annotations_file=str(annotations), **kw))[1:]
-
-
-def ssd300_anchors() -> np.ndarray:
-    """The 8732 ``ltrb`` default boxes of SSD300 on COCO (feature maps 38..1), clipped to [0, 1]."""
-    fig, feat = 300, [38, 19, 10, 5, 3, 1]
-    steps, scales = [8, 16, 32, 64, 100, 300], [21, 45, 99, 153, 207, 261, 315]
-    ratios = [[2], [2, 3], [2, 3], [2, 3], [2], [2]]
-    rows = []
-    for k, f in enumerate(feat):
-        fk = fig / steps[k]
-        s1, s2 = scales[k] / fig, scales[k + 1] / fig
-        sizes = [(s1, s1), (math.sqrt(s1 * s2),) * 2]
-        for a in ratios[k]:
-            w, h = s1 * math.sqrt(a), s1 / math.sqrt(a)
-            sizes += [(w, h), (h, w)]
-        for i, j in itertools.product(range(f), repeat=2):
-            for w, h in sizes:
-                rows.append(((j + 0.5) / fk, (i + 0.5) / fk, w, h))
-    b = np.clip(np.array(rows), 0, 1)
-    return np.stack([b[:, 0] - b[:, 2] / 2, b[:, 1] - b[:, 3] / 2, b[:, 0] + b[:, 2] / 2, b[:, 1] + b[:, 3] / 2], 1)
 
 
 def _ltrb_boxes(rng: np.random.Generator, counts: list[int]) -> list[np.ndarray]:
@@ -89,7 +67,6 @@ LABEL_MAPS[2][1:4, 2:6] = 2
 LABEL_MAPS[2][5, 6] = 3
 POINTS = [_RNG.random((n, 2)).astype(np.float32) for n in (0, 1, 5, 9)]
 POINTS3 = [(_RNG.random((n, 3)) * 100).astype(np.float32) for n in (2, 6)]
-ANCHORS = ssd300_anchors().reshape(-1).tolist()
 
 
 @dataclass
@@ -330,23 +307,31 @@ class FixedFn:
         return self._fn.random_bbox_crop(*args, **kw)
 
 
-def load_example(name: str, fn: Any, types: Any, pipeline_def: Callable[..., Any], cpu_only: bool) -> dict[str, Any]:
+def load_example(name: str, fn: Any, types: Any, pipeline_def: Callable[..., Any], cpu_only: bool,
+                 edits: dict[str, str] | None = None) -> dict[str, Any]:
     """Run ``examples/<name>`` with the given ``fn``/``types``/``pipeline_def`` in place of its streamflow import.
 
     The source is used as it is, so DALI runs the very pipeline streamflow runs; ``cpu_only``
-    drops the ``.gpu()`` copies (DALI without a GPU refuses them).
+    drops the ``.gpu()`` copies (DALI without a GPU refuses them); ``edits`` replaces each
+    key's text (which must be there) by its value.
     """
     path = REPO / "examples" / name
     source = path.read_text()
-    if _EXAMPLE_IMPORT not in source:
-        raise RuntimeError(f"{path}: expected the line {_EXAMPLE_IMPORT!r}")
-    source = source.replace(_EXAMPLE_IMPORT, "")
+    for old, new in {_EXAMPLE_IMPORT: "", **(edits or {})}.items():
+        if old not in source:
+            raise RuntimeError(f"{path}: expected the text {old!r}")
+        source = source.replace(old, new)
     if cpu_only:
         source = source.replace(".gpu()", "")
     namespace: dict[str, Any] = {"fn": fn, "types": types, "pipeline_def": pipeline_def, "__name__": "example",
                                  "__file__": str(path)}
     exec(compile(source, str(path), "exec"), namespace)  # our own example file
     return namespace
+
+
+#: The 8732 ``ltrb`` default boxes of SSD300 on COCO, flattened: the SSD example's own (``dboxes300_coco``).
+ANCHORS: list[float] = load_example("ssd_coco.py", None, None, lambda f: f, cpu_only=True)["dboxes300_coco"]() \
+    .reshape(-1).tolist()
 
 
 def _blocks(image: np.ndarray, block: int) -> np.ndarray:
@@ -425,6 +410,17 @@ def replay(name: str, fn: Any, types: Any, pipeline_def: Callable[..., Any]) -> 
     inputs, want = load(name)
     case = CASES[name]
     return run_case(fn, types, pipeline_def, Case(case.build, inputs, case.batch_size)), want
+
+
+def assert_equal_outputs(got: list[list[np.ndarray]], want: list[list[np.ndarray]]) -> None:
+    """``got`` is ``want`` exactly: as many outputs and samples, each with the same dtype, shape and values."""
+    assert len(got) == len(want), f"{len(got)} outputs, DALI {len(want)}"
+    for out, (g_samples, w_samples) in enumerate(zip(got, want)):
+        assert len(g_samples) == len(w_samples), f"output {out}: {len(g_samples)} samples, DALI {len(w_samples)}"
+        for i, (g, w) in enumerate(zip(g_samples, w_samples)):
+            what = f"output {out}, sample {i}"
+            assert g.dtype == w.dtype and g.shape == w.shape, f"{what}: {g.dtype} {g.shape}, DALI {w.dtype} {w.shape}"
+            np.testing.assert_array_equal(g, w, err_msg=what)
 
 
 #: random_bbox_crop statistics: DALI's windows for one fixed set of boxes over many samples.

@@ -63,20 +63,25 @@ def run_case(case: Case) -> list[list[np.ndarray]] | None:
     return [[np.array(o[i]) for i in range(len(samples))] for o in outputs]
 
 
-def record(op: str) -> Path:
+def record_cases(cases: list[Case], path: Path) -> Path:
+    """Run ``cases`` on DALI and save the outputs to ``path`` (keys ``<case>/<output>/<sample>``,
+    ``<case>/error``, ``__dali_version__``); also used by ``record_breadth.py`` and ``record_resize.py``."""
     import nvidia.dali as dali
 
     arrays: dict[str, np.ndarray] = {"__dali_version__": np.array(dali.__version__)}
-    for case in CASES[op]:
+    for case in cases:
         result = run_case(case)
         arrays[f"{case.name}/error"] = np.array(result is None)
         for k, output in enumerate(result or []):
             for i, sample in enumerate(output):
                 arrays[f"{case.name}/{k}/{i}"] = sample
-    OUT.mkdir(parents=True, exist_ok=True)
-    path = OUT / f"{op}.npz"
+    path.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(path, **arrays)
     return path
+
+
+def record(op: str) -> Path:
+    return record_cases(CASES[op], OUT / f"{op}.npz")
 
 
 def main(argv: list[str]) -> None:

@@ -15,27 +15,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import numpy as np
-
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from record_geometry import run_case
+from record_geometry import record_cases
 from resize_cases import CASES, REFERENCE
 
 
 def main() -> None:
-    import nvidia.dali as dali
-
-    arrays: dict[str, np.ndarray] = {"__dali_version__": np.array(dali.__version__)}
-    for case in CASES:
-        result = run_case(case)
-        arrays[f"{case.name}/error"] = np.array(result is None)
-        for k, output in enumerate(result or []):
-            for i, sample in enumerate(output):
-                arrays[f"{case.name}/{k}/{i}"] = sample
-    REFERENCE.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(REFERENCE, **arrays)
+    record_cases(CASES, REFERENCE)
     print(REFERENCE, f"{REFERENCE.stat().st_size / 1e3:.0f} kB")
 
 

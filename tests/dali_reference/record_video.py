@@ -15,35 +15,14 @@ MJPEG on the CPU (H.264 and HEVC only on the GPU), hence the clips' codecs.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from nvidia.dali import fn, pipeline_def
-
-CLIPS = Path(__file__).resolve().parents[1] / "data" / "dali" / "video"
-
-
-def frame_hashes(video: np.ndarray) -> list[str]:
-    return [hashlib.sha1(np.ascontiguousarray(f).tobytes()).hexdigest()[:16] for f in video]
-
-
-def layout(tmp: Path) -> dict[str, str]:
-    """The folders and lists the cases read (made the same way by the tests: ``make_layout``)."""
-    root = tmp / "root"
-    (root / "cat").mkdir(parents=True)
-    (root / "dog").mkdir()
-    shutil.copy(CLIPS / "a.webm", root / "cat" / "a.webm")
-    shutil.copy(CLIPS / "b.webm", root / "dog" / "b.webm")
-    shutil.copy(CLIPS / "c.avi", root / "dog" / "c.avi")
-    b = CLIPS / "b.webm"
-    (tmp / "times.txt").write_text(f"{b} 5 0.1 0.5\n{b} 6 0.2 0.61\n{b} 7 0.05 0.95\n")
-    (tmp / "frames.txt").write_text(f"{b} 1 3 20\n{b} 2 -10 -1\n{b} 3 5 -3\n{CLIPS / 'a.webm'} 4\n")
-    return {"root": str(root), "times": str(tmp / "times.txt"), "frames": str(tmp / "frames.txt")}
+from video_cases import CLIPS, frame_hashes, layout
 
 
 def reader_cases(paths: dict[str, str]) -> list[dict[str, Any]]:
@@ -53,7 +32,7 @@ def reader_cases(paths: dict[str, str]) -> list[dict[str, Any]]:
              enable_timestamps=True),
         dict(filenames=[b], sequence_length=4, step=10, stride=3, pad_mode="edge", enable_frame_num="sequence"),
         dict(file_root=paths["root"], sequence_length=8, step=10, enable_frame_num="scalar", enable_timestamps=True),
-        dict(file_list=paths["frames"], file_list_format="frames", sequence_length=4, step=3,
+        dict(file_list=paths["frames.txt"], file_list_format="frames", sequence_length=4, step=3,
              enable_frame_num="sequence"),
         dict(filenames=[c, lossless], sequence_length=5, uniform_sample=True, enable_frame_num="sequence"),
         dict(filenames=[lossless], sequence_length=12),
@@ -62,7 +41,7 @@ def reader_cases(paths: dict[str, str]) -> list[dict[str, Any]]:
         cases.append(dict(filenames=[b], sequence_length=8, step=10, pad_mode=mode, fill_value=fill,
                           enable_frame_num="sequence", enable_timestamps=True))
     for rounding in ("start_down_end_up", "start_up_end_down", "all_up", "all_down"):
-        cases.append(dict(file_list=paths["times"], file_list_rounding=rounding, sequence_length=1, step=1,
+        cases.append(dict(file_list=paths["times.txt"], file_list_rounding=rounding, sequence_length=1, step=1,
                           enable_frame_num="scalar"))
     return cases
 

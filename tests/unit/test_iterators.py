@@ -314,34 +314,32 @@ def test_resume_from_pipeline_checkpoints(files):
     again.close()
 
 
-def test_resume_several_uneven_shards(files):
-    def make(ck=None):
-        pipes = [make_pipe(files, n=41, shard_id=s, num_shards=2) for s in range(2)]
-        return BaseIterator(pipes, OUT, reader_name="R", last_batch_policy=FILL, checkpoint=ck)
+def _two_uneven_shards(files, ck=None):
+    """An iterator over both shards of one 41-file reader (uneven shards), filling the last batch."""
+    pipes = [make_pipe(files, n=41, shard_id=s, num_shards=2) for s in range(2)]
+    return BaseIterator(pipes, OUT, reader_name="R", last_batch_policy=FILL, checkpoint=ck)
 
-    ref = make()
+
+def test_resume_several_uneven_shards(files):
+    ref = _two_uneven_shards(files)
     reference = _run(ref, 9)
     ref.close()
     for cut in (1, 3, 4, 5):  # 3: right after the made-up batch of shard 0
-        it = make()
+        it = _two_uneven_shards(files)
         head = _run(it, cut)
         saved = it.checkpoint()
         it.close()
-        again = make(saved)
+        again = _two_uneven_shards(files, saved)
         _same(head + _run(again, 9 - cut), reference)
         again.close()
 
 
 def test_resume_needing_a_made_up_batch_explains(files):
-    def make(ck=None):
-        pipes = [make_pipe(files, n=41, shard_id=s, num_shards=2) for s in range(2)]
-        return BaseIterator(pipes, OUT, reader_name="R", last_batch_policy=FILL, checkpoint=ck)
-
-    it = make()
+    it = _two_uneven_shards(files)
     _run(it, 2)  # the next batch of shard 0 repeats its last sample
     saved = it.checkpoint()
     it.close()
-    again = make(saved)
+    again = _two_uneven_shards(files, saved)
     with pytest.raises(RuntimeError, match="pad_last_batch=True"):
         next(again)
     again.close()

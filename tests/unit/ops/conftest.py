@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers import DECODER_FILES
+from helpers import DATA, DECODER_FILES
 
 from streamflow.codecs import ImageDecoder
 
@@ -22,6 +22,15 @@ def encoded() -> list[np.ndarray]:
 def full(encoded: list[np.ndarray]) -> list[np.ndarray]:
     dec = ImageDecoder()
     return [dec.decode(e) for e in encoded]
+
+
+@pytest.fixture(scope="session")
+def shards(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The reference samples written in every shard format (``shard_writers.build_reference``): paths
+    by format. Shared by the shard readers' tests, which only read them (damaged copies go to ``tmp_path``)."""
+    import shard_writers
+
+    return shard_writers.build_reference(tmp_path_factory.mktemp("shards"), DATA)
 
 
 _CONTEXTS: dict[str, Any] = {}

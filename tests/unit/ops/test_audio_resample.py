@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from audio_helpers import assert_close_decimated, dali, excerpts
+from dali_reference.audio_cases import audio_resample_cases
 from helpers import make_chunk, run_arrays
 
 from streamflow import fn
@@ -17,14 +18,7 @@ from streamflow._native import audio as native_audio
 from streamflow.errors import PipelineDefinitionError
 from streamflow.ops.audio_resample import AudioResample
 
-CASES = {
-    "scale_0.85": dict(scale=0.85),
-    "scale_1.15": dict(scale=1.15),
-    "rates_16000_22050": dict(in_rate=16000.0, out_rate=22050.0),
-    "rates_16000_8000_q10": dict(in_rate=16000.0, out_rate=8000.0, quality=10.0),
-    "out_length_5000_q90": dict(out_length=5000, quality=90.0),
-    "scale_1.3_int16": dict(scale=1.3, dtype="int16"),
-}
+CASES = audio_resample_cases(int16="int16")
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from augment_refs import batch, inputs, max_diff
-from helpers import run_arrays
+from helpers import assert_gpu_equals_cpu, run_arrays
 
 import streamflow as sf
 from streamflow import fn
@@ -57,7 +57,7 @@ def test_layout_is_kept_and_arguments_are_checked() -> None:
 
 
 # --- the GPU implementation (host build of the kernels in CI; a real GPU when present) -----------
-from helpers import assert_same_outputs, odd_images, run_cpu_op, run_gpu_impl
+from helpers import odd_images, run_gpu_impl
 
 from streamflow.ops.color import BrightnessContrast
 
@@ -73,10 +73,7 @@ def test_gpu_equals_cpu(kernel_ctx, grid, dtype) -> None:
            BrightnessContrast(contrast=1.5, dtype="uint8")]
     for op in ops:
         use = {k: v for k, v in args.items() if k in op.per_sample_args}
-        gpu, gf = run_gpu_impl(kernel_ctx, op, images, use)
-        cpu, cf = run_cpu_op(op, images, use)
-        assert not gf and not cf
-        assert_same_outputs(gpu, cpu, f"{op.name} {np.dtype(dtype)}")
+        assert_gpu_equals_cpu(kernel_ctx, op, images, use, what=f"{op.name} {np.dtype(dtype)}")
 
 
 def test_gpu_refuses_other_types(kernel_ctx) -> None:

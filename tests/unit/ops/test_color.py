@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 from helpers import (
+    assert_gpu_equals_cpu,
     rand_image,
     run_arrays,
 )
@@ -177,7 +178,7 @@ def test_brightness_contrast_per_sample() -> None:
 
 
 # --- the GPU implementation (host build of the kernels in CI; a real GPU when present) -----------
-from helpers import assert_same_outputs, odd_images, run_cpu_op, run_gpu_impl
+from helpers import odd_images, run_gpu_impl
 
 from streamflow.ops.color import ColorTwist
 
@@ -196,10 +197,7 @@ def test_gpu_color_twist_equals_cpu(kernel_ctx, grid, dtype) -> None:
            ColorTwist("color_twist", contrast=0.5, dtype="int16")]
     for op in ops:
         use = {k: v for k, v in args.items() if k in op.per_sample_args}
-        gpu, gf = run_gpu_impl(kernel_ctx, op, images, use)
-        cpu, cf = run_cpu_op(op, images, use)
-        assert not gf and not cf
-        assert_same_outputs(gpu, cpu, f"{op.name} {np.dtype(dtype)}")
+        assert_gpu_equals_cpu(kernel_ctx, op, images, use, what=f"{op.name} {np.dtype(dtype)}")
 
 
 def test_gpu_color_twist_refuses_what_it_cannot_take(kernel_ctx) -> None:

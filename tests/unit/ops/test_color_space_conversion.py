@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from helpers import (
+    assert_gpu_equals_cpu,
     rand_image,
     run_arrays,
 )
@@ -75,7 +76,7 @@ def test_csc_errors() -> None:
 
 
 # --- the GPU implementation (host build of the kernels in CI; a real GPU when present) -----------
-from helpers import assert_same_outputs, run_cpu_op, run_gpu_impl
+from helpers import run_gpu_impl
 
 from streamflow.ops.color_space_conversion import ColorSpaceConversion
 
@@ -91,10 +92,7 @@ def test_gpu_color_space_conversion_equals_cpu(kernel_ctx, grid, photo) -> None:
         images = [np.ascontiguousarray(i[..., :1]) if src == "GRAY" else i for i in rgb]
         for dst in _TYPES:
             op = ColorSpaceConversion(src, dst)
-            gpu, gf = run_gpu_impl(kernel_ctx, op, images)
-            cpu, cf = run_cpu_op(op, images)
-            assert not gf and not cf
-            assert_same_outputs(gpu, cpu, f"{src} -> {dst}")
+            assert_gpu_equals_cpu(kernel_ctx, op, images, what=f"{src} -> {dst}")
 
 
 def test_gpu_color_space_conversion_errors(kernel_ctx) -> None:

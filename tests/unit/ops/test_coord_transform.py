@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from dali_reference.record_detection import replay
+from dali_reference.record_detection import assert_equal_outputs, replay
 from helpers import run_arrays
 
 import streamflow as sf
@@ -17,10 +17,7 @@ from streamflow.errors import PipelineDefinitionError, PipelineError
     "coord_transform_uint8", "coord_transform_per_sample_mt",
 ])
 def test_matches_dali(case: str) -> None:
-    got, want = replay(case, fn, types, sf.pipeline_def)
-    for g, w in zip(got[0], want[0]):
-        assert g.dtype == w.dtype and g.shape == w.shape
-        np.testing.assert_array_equal(g, w)
+    assert_equal_outputs(*replay(case, fn, types, sf.pipeline_def))
 
 
 def test_against_numpy() -> None:

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import reference as ref
 from helpers import (
+    assert_gpu_equals_cpu,
     rand_image,
     run_batch,
 )
@@ -193,10 +194,7 @@ def test_gpu_cmn_equals_cpu(kernel_ctx, grid, dtype, layout) -> None:
         mean=MEAN, std=STD, scale=1.5, shift=0.25, dtype=dtype, output_layout=layout, pad_output=True,
     )
     args = {"mirror": [1, 0, 1, 0, 0, 1], "crop_pos_x": [0.0, 0.5, 1.0, 0.2, 1.7, -0.4]}
-    gpu, gf = run_gpu_impl(kernel_ctx, op, images, args)
-    cpu, cf = run_cpu_op(op, images, args)
-    assert not gf and not cf
-    assert_same_outputs(gpu, cpu, f"cmn {dtype} {layout}")
+    assert_gpu_equals_cpu(kernel_ctx, op, images, args, what=f"cmn {dtype} {layout}")
 
 
 @pytest.mark.parametrize("channels", [0, 1, 4, 9])

@@ -6,19 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from audio_helpers import assert_close_decimated, dali, excerpts, photo
+from dali_reference.audio_cases import ERASES
 from helpers import make_chunk, run_arrays
 
 from streamflow import fn
 from streamflow.errors import PipelineDefinitionError
 from streamflow.ops.erase import Erase
-
-ERASES = {
-    "hw_two_regions": dict(anchor=[10, 20, 40, 5], shape=[15, 30, 10, 10], axis_names="HW"),
-    "rgb_fill": dict(anchor=[5, 5], shape=[20, 40], fill_value=(118, 185, 0)),
-    "normalized_centered": dict(anchor=[0.5, 0.5], shape=[0.35, 0.3], normalized=True, centered_anchor=True),
-    "w_band": dict(anchor=[0.37], shape=[11.5], axis_names="W", normalized_anchor=True, fill_value=3.7),
-    "out_of_bounds": dict(anchor=[-10, 70], shape=[30, 30], axes=[0, 1]),
-}
 
 
 @pytest.mark.parametrize("case", sorted(ERASES))

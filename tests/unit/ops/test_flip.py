@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from helpers import (
+    assert_gpu_equals_cpu,
     rand_image,
 )
 
@@ -31,7 +32,7 @@ def test_flip_per_sample() -> None:
 
 # --- the GPU implementation (host build of the kernels in CI; a real GPU when present) -----------
 
-from helpers import assert_same_outputs, odd_images, run_cpu_op, run_gpu_impl
+from helpers import odd_images
 
 from streamflow.ops.flip import Flip
 
@@ -43,7 +44,4 @@ def test_gpu_flip_equals_cpu(kernel_ctx, grid, layout, dtype) -> None:
     images = odd_images(rng, 4, dtype=dtype, hi=40) + odd_images(rng, 2, channels=0, dtype=dtype, hi=30)
     args = {"horizontal": [1, 0, 1, 0, 1, 1], "vertical": [0, 1, 1, 0, 1, 0]}
     op = Flip(layout=layout)
-    gpu, gf = run_gpu_impl(kernel_ctx, op, images, args)
-    cpu, cf = run_cpu_op(op, images, args)
-    assert not gf and not cf
-    assert_same_outputs(gpu, cpu, f"flip {layout} {np.dtype(dtype)}")
+    assert_gpu_equals_cpu(kernel_ctx, op, images, args, what=f"flip {layout} {np.dtype(dtype)}")

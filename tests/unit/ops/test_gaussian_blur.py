@@ -11,22 +11,15 @@ import math
 import numpy as np
 import pytest
 from augment_refs import batch, inputs, max_diff
-from helpers import make_chunk, run_arrays
+from dali_reference.augment_cases import GAUSSIAN_BLURS
+from helpers import assert_gpu_equals_cpu, make_chunk, run_arrays
 
 import streamflow as sf
 from streamflow import fn
 from streamflow.errors import PipelineDefinitionError
 from streamflow.ops.gaussian_blur import GaussianBlur, blur_windows, gaussian_window
 
-CASES = {
-    "sigma_0.7": dict(sigma=0.7),
-    "sigma_2": dict(sigma=2.0),
-    "sigma_1_3": dict(sigma=(1.0, 3.0)),
-    "window_5": dict(window_size=5),
-    "window_7_sigma_4": dict(window_size=7, sigma=4.0),
-    "window_3_9": dict(window_size=(3, 9)),
-    "sigma_6_big": dict(sigma=6.0),
-}
+CASES = GAUSSIAN_BLURS
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -102,10 +95,7 @@ def test_gpu_equals_cpu(kernel_ctx, grid, dtype) -> None:
     images[0] = images[0][:1]  # a single row: reflect_101 on a one-pixel axis
     args = {"sigma": [np.float32(s) for s in (0.8, 2.0, 5.0, 1.3, 0.5)]}
     for op in (GaussianBlur(1.0), GaussianBlur(1.0, dtype=sf.types.FLOAT)):
-        gpu, gf = run_gpu_impl(kernel_ctx, op, images, args)
-        cpu, cf = run_cpu_op(op, images, args)
-        assert not gf and not cf
-        assert_same_outputs(gpu, cpu, f"gaussian_blur {np.dtype(dtype)}")
+        assert_gpu_equals_cpu(kernel_ctx, op, images, args, what=f"gaussian_blur {np.dtype(dtype)}")
 
 
 def test_gpu_layouts_and_photo(kernel_ctx, photo) -> None:

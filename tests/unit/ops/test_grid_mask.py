@@ -5,19 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from augment_refs import as_f32, batch, images, max_diff
+from dali_reference.augment_cases import GRID_MASKS
 from helpers import make_chunk, run_arrays
 
 from streamflow import fn
 from streamflow.errors import PipelineDefinitionError
 from streamflow.ops.grid_mask import GridMask, grid_keep_mask
 
-CASES = {
-    "default": dict(),
-    "tile_16_ratio_0.3": dict(tile=16, ratio=0.3),
-    "rotated_shifted": dict(tile=20, ratio=0.5, angle=0.5, shift_x=3.5, shift_y=-7.2),
-    "angle_2": dict(tile=10, ratio=0.7, angle=2.0),
-    "ratio_1": dict(tile=7, ratio=1.0),
-}
+CASES = GRID_MASKS
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from augment_refs import batch, inputs, max_diff
+from dali_reference.augment_cases import LAPLACIANS
 from helpers import make_chunk, run_arrays
 
 import streamflow as sf
@@ -16,14 +17,7 @@ from streamflow import fn
 from streamflow.errors import PipelineDefinitionError
 from streamflow.ops.laplacian import Laplacian, derivative_window, laplacian_terms, smoothing_window
 
-CASES = {
-    "default": dict(),
-    "window_5": dict(window_size=5),
-    "window_5_smooth_1": dict(window_size=5, smoothing_size=1),
-    "window_3_7": dict(window_size=(3, 7), smoothing_size=(5, 1)),
-    "normalized_7": dict(window_size=7, normalized_kernel=True),
-    "scale": dict(window_size=3, scale=(0.5, 2.0)),
-}
+CASES = LAPLACIANS
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

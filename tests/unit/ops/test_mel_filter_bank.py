@@ -5,18 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from audio_helpers import assert_close_decimated, dali, excerpts
+from dali_reference.audio_cases import MELS
 from helpers import make_chunk, run_arrays
 
 from streamflow import fn
 from streamflow.errors import PipelineDefinitionError
 from streamflow.ops.mel_filter_bank import MelFilterBank, mel_weights
 
-CASES = {
-    "default": dict(),
-    "rnnt": dict(sample_rate=16000.0, nfilter=80),
-    "band_htk": dict(sample_rate=16000.0, nfilter=40, freq_low=133.0, freq_high=6800.0, mel_formula="htk"),
-    "peak": dict(sample_rate=16000.0, nfilter=64, normalize=False),
-}
+CASES = MELS
 
 
 def _spec(a, **kw):  # type: ignore[no-untyped-def]

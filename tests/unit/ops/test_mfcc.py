@@ -6,19 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from audio_helpers import assert_close_decimated, dali, excerpts
+from dali_reference.audio_cases import MFCCS
 from helpers import run_arrays
 
 from streamflow import fn
 from streamflow.errors import PipelineDefinitionError
 from streamflow.ops.mfcc import Mfcc
 
-CASES = {
-    "default": dict(),
-    "ortho_13": dict(n_mfcc=13, normalize=True),
-    "dct1": dict(dct_type=1, n_mfcc=10),
-    "dct3_lifter": dict(dct_type=3, n_mfcc=12, lifter=22.0),
-    "dct4_ortho": dict(dct_type=4, normalize=True, n_mfcc=40),
-}
+CASES = MFCCS
 
 
 def _log_mel(a):  # type: ignore[no-untyped-def]

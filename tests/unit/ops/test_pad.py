@@ -5,19 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from audio_helpers import assert_close_decimated, dali, excerpts, photo
+from dali_reference.audio_cases import PADS
 from helpers import run_arrays
 
 from streamflow import fn
 from streamflow.errors import PipelineDefinitionError
 from streamflow.ops.pad import Pad
-
-PADS = {
-    "default": dict(),
-    "fill_-1": dict(fill_value=-1.0),
-    "shape_9000": dict(axes=(0,), shape=(9000,)),
-    "align_512": dict(axes=[0], align=512),
-    "shape1_align3": dict(shape=[1], align=[3]),
-}
 
 
 @pytest.mark.parametrize("case", sorted(PADS))

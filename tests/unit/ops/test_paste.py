@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from dali_reference.geometry_cases import MULTI_PASTE, PASTE, check_case
-from helpers import make_chunk
+from helpers import assert_gpu_equals_cpu, make_chunk
 
 import streamflow as sf
 from streamflow import fn
@@ -78,7 +78,6 @@ def test_multi_paste_errors() -> None:
 
 # --- the GPU implementation (host build of the kernels in CI; a real GPU when present) -----------
 
-from helpers import assert_same_outputs, run_cpu_op, run_gpu_impl
 
 
 @pytest.mark.parametrize("fill", [(255, 0, 128), (17,)])
@@ -87,14 +86,8 @@ def test_gpu_paste_equals_cpu(kernel_ctx, grid, fill) -> None:
 
     images = _images()
     op = Paste(ratio=1.37, fill_value=fill, paste_x=0.1, paste_y=0.9)
-    gpu, gf = run_gpu_impl(kernel_ctx, op, images)
-    cpu, cf = run_cpu_op(op, images)
-    assert not gf and not cf
-    assert_same_outputs(gpu, cpu, f"paste {fill}")
+    assert_gpu_equals_cpu(kernel_ctx, op, images, what=f"paste {fill}")
     samples, extra = _paste_sweep()
     op = Paste(ratio=None, fill_value=(7,), n_channels=1)
     args = {"ratio": extra["r"], "paste_x": extra["px"], "paste_y": extra["py"], "min_canvas_size": extra["mc"]}
-    gpu, gf = run_gpu_impl(kernel_ctx, op, samples, args)
-    cpu, cf = run_cpu_op(op, samples, args)
-    assert not gf and not cf
-    assert_same_outputs(gpu, cpu, "paste sweep")
+    assert_gpu_equals_cpu(kernel_ctx, op, samples, args, what="paste sweep")

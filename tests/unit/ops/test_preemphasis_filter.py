@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from audio_helpers import assert_close_decimated, dali, excerpts
+from dali_reference.audio_cases import preemphasis_cases
 from helpers import run_arrays
 
 from streamflow import fn
 from streamflow.errors import PipelineDefinitionError
 from streamflow.ops.preemphasis_filter import PreemphasisFilter
 
-CASES = {"default": {}, "zero": dict(border="zero"), "reflect_0.5": dict(border="reflect", preemph_coeff=0.5),
-         "int16_out": dict(dtype="int16")}
+CASES = preemphasis_cases(int16="int16")
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

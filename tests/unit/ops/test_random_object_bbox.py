@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from dali_reference.record_detection import LABEL_MAPS, replay
+from dali_reference.record_detection import LABEL_MAPS, assert_equal_outputs, replay
 from helpers import run_arrays
 
 import streamflow as sf
@@ -15,11 +15,7 @@ from streamflow.errors import PipelineDefinitionError
 @pytest.mark.parametrize("case", ["random_object_bbox_background", "random_object_bbox_largest",
                                   "random_object_bbox_threshold", "random_object_bbox_hwc"])
 def test_matches_dali_where_the_draw_is_fixed(case: str) -> None:
-    got, want = replay(case, fn, types, sf.pipeline_def)
-    for g_samples, w_samples in zip(got, want):
-        for g, w in zip(g_samples, w_samples):
-            assert g.dtype == w.dtype and g.shape == w.shape
-            np.testing.assert_array_equal(g, w)
+    assert_equal_outputs(*replay(case, fn, types, sf.pipeline_def))
 
 
 def _boxes(mask: np.ndarray, n: int, seed: int = 1, **kw):  # type: ignore[no-untyped-def]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 from helpers import (
+    assert_gpu_equals_cpu,
     rand_image,
     smooth_image,
 )
@@ -78,10 +79,7 @@ def test_gpu_random_resized_crop_equals_cpu(kernel_ctx, grid, interp, antialias,
               + [(odd_images(rng, 1, hi=50)[0].astype(np.uint16) * 200), odd_images(rng, 1, dtype=np.float32)[0]])
     params = RandomCropParams.from_args("random_resized_crop", (0.08, 1.0), (0.75, 1.333), 10)
     op = RandomResizedCrop((33, 47), params, interp=interp, antialias=antialias, dtype=dtype)
-    gpu, gf = run_gpu_impl(kernel_ctx, op, images)
-    cpu, cf = run_cpu_op(op, images)
-    assert not gf and not cf
-    assert_same_outputs(gpu, cpu, f"{interp} antialias={antialias} dtype={dtype}")
+    assert_gpu_equals_cpu(kernel_ctx, op, images, what=f"{interp} antialias={antialias} dtype={dtype}")
 
 
 def test_gpu_random_resized_crop_min_and_mag_filters_equal_cpu(kernel_ctx) -> None:

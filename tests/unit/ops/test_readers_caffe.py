@@ -10,9 +10,9 @@ import shard_writers as W
 from helpers import DATA
 from reader_checks import (
     assert_equals_loose_files,
+    assert_fails_then_skips,
     assert_matches_dali,
     assert_resumes_exactly,
-    assert_skips_only,
     pipeline,
 )
 
@@ -20,28 +20,23 @@ import streamflow as sf
 from streamflow import fn
 
 
-@pytest.fixture(scope="module")
-def ref(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    return W.build_reference(tmp_path_factory.mktemp("lmdb"), DATA)
-
-
 @pytest.mark.parametrize("kind", ["caffe", "caffe2"])
-def test_matches_dali(ref: dict, kind: str) -> None:
+def test_matches_dali(shards: dict, kind: str) -> None:
     read = getattr(fn.readers, kind)
-    assert_matches_dali(lambda **kw: read(path=ref[kind], **kw), kind)
+    assert_matches_dali(lambda **kw: read(path=shards[kind], **kw), kind)
 
 
 @pytest.mark.parametrize("kind", ["caffe", "caffe2"])
-def test_equals_loose_file_pipeline(ref: dict, kind: str) -> None:
+def test_equals_loose_file_pipeline(shards: dict, kind: str) -> None:
     files = [str(DATA / f) for f in W.REFERENCE_FILES]
     read = getattr(fn.readers, kind)
-    assert_equals_loose_files(lambda: read(path=ref[kind]), files, [i % 3 for i in range(len(files))])
+    assert_equals_loose_files(lambda: read(path=shards[kind]), files, [i % 3 for i in range(len(files))])
 
 
 @pytest.mark.parametrize("kind", ["caffe", "caffe2"])
-def test_resumes_exactly(ref: dict, kind: str) -> None:
+def test_resumes_exactly(shards: dict, kind: str) -> None:
     read = getattr(fn.readers, kind)
-    assert_resumes_exactly(lambda **kw: read(path=ref[kind], **kw))
+    assert_resumes_exactly(lambda **kw: read(path=shards[kind], **kw))
 
 
 def test_caffe_raw_datum_and_missing_label(tmp_path: Path) -> None:
@@ -89,16 +84,12 @@ def test_caffe2_label_types_additional_inputs_and_bbox(tmp_path: Path) -> None:
         pipe.run()
 
 
-def test_corrupt_value_named_and_skipped(ref: dict, tmp_path: Path) -> None:
+def test_corrupt_value_named_and_skipped(shards: dict, tmp_path: Path) -> None:
     values = [W.caffe_datum(b"\xff\xd8" + bytes(10), i) for i in range(4)]
     values[2] = b"\x22\x7f\x01"  # field 4 (data) claims 127 bytes, has 1
     W.write_lmdb(tmp_path / "db", values)
-    with pipeline(lambda **kw: fn.readers.caffe(path=str(tmp_path / "db"), **kw), batch_size=4) as pipe, \
-            pytest.raises(sf.PipelineError, match=r"db key '00000002'.*bad record.*runs past the end"):
-        pipe.run()
-    with pipeline(lambda **kw: fn.readers.caffe(path=str(tmp_path / "db"), **kw), batch_size=4,
-                  on_error="skip") as pipe:
-        assert_skips_only(pipe, pipe.run(), "db key '00000002'", 4)
+    assert_fails_then_skips(lambda **kw: fn.readers.caffe(path=str(tmp_path / "db"), **kw), "db key '00000002'",
+                            r"db key '00000002'.*bad record.*runs past the end")
 
 
 def test_remote_and_missing_databases_are_refused(tmp_path: Path) -> None:
@@ -111,13 +102,13 @@ def test_remote_and_missing_databases_are_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("kind", ["caffe", "caffe2"])
-def test_two_pipelines_read_one_database(ref: dict, kind: str) -> None:
+def test_two_pipelines_read_one_database(shards: dict, kind: str) -> None:
     # LMDB refuses to open a database twice in a process: the readers share its environment.
     read = getattr(fn.readers, kind)
 
     @sf.pipeline_def(batch_size=2, num_threads=1, seed=1)
     def pipe():  # type: ignore[no-untyped-def]
-        return tuple(read(path=ref[kind]))
+        return tuple(read(path=shards[kind]))
 
     first, second = pipe(), pipe()
     with first:

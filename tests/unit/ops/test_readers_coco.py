@@ -21,6 +21,7 @@ from dali_reference.record_detection import (
     DATA,
     OUT,
     PREPROCESSED,
+    assert_equal_outputs,
     replay,
 )
 
@@ -36,12 +37,7 @@ IMAGE_SIZES = {5: (100, 100), 7: (225, 300), 13: (128, 128), 42: (427, 640), 99:
 def test_matches_dali(case: str) -> None:
     if "pixelwise" in case:
         pytest.importorskip("pycocotools")
-    got, want = replay(case, fn, types, sf.pipeline_def)
-    assert len(got) == len(want)
-    for out, (g_samples, w_samples) in enumerate(zip(got, want)):
-        for g, w in zip(g_samples, w_samples):
-            assert g.dtype == w.dtype and g.shape == w.shape, f"output {out}"
-            np.testing.assert_array_equal(g, w, err_msg=f"output {out}")
+    assert_equal_outputs(*replay(case, fn, types, sf.pipeline_def))
 
 
 def _run(batch_size: int = 5, epochs: int = 1, **kw):  # type: ignore[no-untyped-def]

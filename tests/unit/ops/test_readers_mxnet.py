@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,9 +13,9 @@ import shard_writers as W
 from helpers import DATA
 from reader_checks import (
     assert_equals_loose_files,
+    assert_fails_then_skips,
     assert_matches_dali,
     assert_resumes_exactly,
-    assert_skips_only,
     pipeline,
 )
 
@@ -22,27 +23,22 @@ import streamflow as sf
 from streamflow import fn
 
 
-@pytest.fixture(scope="module")
-def ref(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    return W.build_reference(tmp_path_factory.mktemp("rec"), DATA)
+def test_matches_dali(shards: dict) -> None:
+    assert_matches_dali(lambda **kw: fn.readers.mxnet(path=[shards["rec"]], index_path=[shards["rec_idx"]], **kw), "mxnet")
 
 
-def test_matches_dali(ref: dict) -> None:
-    assert_matches_dali(lambda **kw: fn.readers.mxnet(path=[ref["rec"]], index_path=[ref["rec_idx"]], **kw), "mxnet")
+def test_scanning_without_index(shards: dict) -> None:
+    assert_matches_dali(lambda **kw: fn.readers.mxnet(path=shards["rec"], **kw), "mxnet")
 
 
-def test_scanning_without_index(ref: dict) -> None:
-    assert_matches_dali(lambda **kw: fn.readers.mxnet(path=ref["rec"], **kw), "mxnet")
-
-
-def test_equals_loose_file_pipeline(ref: dict) -> None:
+def test_equals_loose_file_pipeline(shards: dict) -> None:
     files = [str(DATA / f) for f in W.REFERENCE_FILES]
-    assert_equals_loose_files(lambda: fn.readers.mxnet(path=[ref["rec"]], index_path=[ref["rec_idx"]]),
+    assert_equals_loose_files(lambda: fn.readers.mxnet(path=[shards["rec"]], index_path=[shards["rec_idx"]]),
                               files, [i % 3 for i in range(len(files))])
 
 
-def test_resumes_exactly(ref: dict) -> None:
-    assert_resumes_exactly(lambda **kw: fn.readers.mxnet(path=[ref["rec"]], index_path=[ref["rec_idx"]], **kw))
+def test_resumes_exactly(shards: dict) -> None:
+    assert_resumes_exactly(lambda **kw: fn.readers.mxnet(path=[shards["rec"]], index_path=[shards["rec_idx"]], **kw))
 
 
 def test_split_records_multi_labels_and_several_files(tmp_path: Path) -> None:
@@ -63,32 +59,29 @@ def test_split_records_multi_labels_and_several_files(tmp_path: Path) -> None:
         assert labels.at(0).dtype == np.float32
 
 
-def test_bad_record_named_and_skipped(ref: dict, tmp_path: Path) -> None:
-    data = bytearray(Path(ref["rec"]).read_bytes())
-    offsets = [int(line.split()[1]) for line in Path(ref["rec_idx"]).read_text().splitlines()]
+def test_bad_record_named_and_skipped(shards: dict, tmp_path: Path) -> None:
+    data = bytearray(Path(shards["rec"]).read_bytes())
+    offsets = [int(line.split()[1]) for line in Path(shards["rec_idx"]).read_text().splitlines()]
     data[offsets[1] : offsets[1] + 4] = b"JUNK"
     bad = tmp_path / "bad.rec"
     bad.write_bytes(bytes(data))
 
     def make(**kw):
-        return fn.readers.mxnet(path=str(bad), index_path=ref["rec_idx"], **kw)
+        return fn.readers.mxnet(path=str(bad), index_path=shards["rec_idx"], **kw)
 
-    with pipeline(make, batch_size=4) as pipe, pytest.raises(sf.PipelineError) as err:
-        pipe.run()
-    assert f"bad.rec at byte {offsets[1]}" in str(err.value) and "wrong magic number" in str(err.value)
-    with pipeline(make, batch_size=4, on_error="skip") as pipe:
-        assert_skips_only(pipe, pipe.run(), f"bad.rec at byte {offsets[1]}", 4)
+    bad_at = f"bad.rec at byte {offsets[1]}"
+    assert_fails_then_skips(make, bad_at, re.escape(bad_at) + ".*wrong magic number")
 
 
-def test_index_errors(ref: dict, tmp_path: Path) -> None:
+def test_index_errors(shards: dict, tmp_path: Path) -> None:
     (tmp_path / "x.idx").write_text("0\t999999999\n")
     with pytest.raises(sf.PipelineDefinitionError, match="past the end of the .rec files"):
-        pipeline(lambda: fn.readers.mxnet(path=ref["rec"], index_path=str(tmp_path / "x.idx")))
+        pipeline(lambda: fn.readers.mxnet(path=shards["rec"], index_path=str(tmp_path / "x.idx")))
     with pytest.raises(sf.PipelineDefinitionError, match="index_path must name one .idx file"):
-        pipeline(lambda: fn.readers.mxnet(path=ref["rec"], index_path=[ref["rec_idx"]] * 2))
+        pipeline(lambda: fn.readers.mxnet(path=shards["rec"], index_path=[shards["rec_idx"]] * 2))
 
 
-def test_rec2idx_tool(ref: dict, tmp_path: Path) -> None:
+def test_rec2idx_tool(shards: dict, tmp_path: Path) -> None:
     out = tmp_path / "made.idx"
-    subprocess.run([sys.executable, "-m", "streamflow.tools.rec2idx", ref["rec"], str(out)], check=True)
-    assert out.read_text() == Path(ref["rec_idx"]).read_text()
+    subprocess.run([sys.executable, "-m", "streamflow.tools.rec2idx", shards["rec"], str(out)], check=True)
+    assert out.read_text() == Path(shards["rec_idx"]).read_text()

@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from audio_helpers import AUDIO, assert_close_decimated, dali
+from dali_reference import audio_cases
+from dali_reference.audio_cases import NEMO_MANIFEST, nemo_cases
 
 import streamflow as sf
 from streamflow import fn
@@ -17,28 +19,12 @@ from streamflow.errors import PipelineDefinitionError
 
 pytest.importorskip("soundfile")
 
-#: As NEMO_MANIFEST in tests/dali_reference/record_audio.py.
-MANIFEST = [
-    {"audio_filepath": "arctic_a0007.wav", "duration": 4.0, "text": "author of the danger trail, philip steels, etc."},
-    {"audio_filepath": "arctic_a0009.wav", "offset": 0.5, "duration": 1.25, "text": "with an offset"},
-    {"audio_filepath": "arctic_stereo_22k.flac", "duration": 2.5},
-    {"audio_filepath": "arctic_a0007.ogg", "offset": 0.12345, "duration": 0.54321, "text": "short \u00fcn\u00efcode"},
-    {"audio_filepath": "arctic_stereo_22k.flac", "offset": 0.12345, "duration": 0.54321, "text": "odd frames"},
-    {"audio_filepath": "arctic_a0009.wav", "offset": 2.9, "text": "to the end"},
-]
-CASES = {
-    "default": dict(),
-    "idxs": dict(read_idxs=True, read_text=False, read_sample_rate=False),
-    "resample_int16_stereo": dict(sample_rate=8000.0, downmix=False, dtype="int16", read_text=False),
-    "durations": dict(max_duration=3.0, min_duration=0.6, read_idxs=True, read_text=False, read_sample_rate=False),
-}
+MANIFEST = NEMO_MANIFEST
+CASES = nemo_cases(int16="int16")
 
 
 def write_manifest(folder: Path, entries: list[dict] = MANIFEST, root: Path = AUDIO) -> Path:
-    path = folder / "manifest.json"
-    path.write_text("".join(json.dumps({**e, "audio_filepath": str(root / e["audio_filepath"])}) + "\n"
-                            for e in entries), encoding="utf-8")
-    return path
+    return audio_cases.write_manifest(folder, entries, root)
 
 
 def run_reader(manifest: Path, batch_size: int, epochs: int = 1, **kw):  # type: ignore[no-untyped-def]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,9 +13,9 @@ import shard_writers as W
 from helpers import DATA
 from reader_checks import (
     assert_equals_loose_files,
+    assert_fails_then_skips,
     assert_matches_dali,
     assert_resumes_exactly,
-    assert_skips_only,
     pipeline,
 )
 
@@ -29,32 +30,27 @@ FEATURES = {
 }
 
 
-@pytest.fixture(scope="module")
-def ref(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    return W.build_reference(tmp_path_factory.mktemp("tfrec"), DATA)
-
-
-def reader(ref: dict, index: bool = True, **kw):
-    out = fn.readers.tfrecord(path=ref["tfrecord"], index_path=ref["tfrecord_idx"] if index else None,
+def reader(shards: dict, index: bool = True, **kw):
+    out = fn.readers.tfrecord(path=shards["tfrecord"], index_path=shards["tfrecord_idx"] if index else None,
                               features=FEATURES, **kw)
     return tuple(out[k] for k in FEATURES)
 
 
-def test_matches_dali(ref: dict) -> None:
-    assert_matches_dali(lambda **kw: reader(ref, **kw), "tfrecord")
+def test_matches_dali(shards: dict) -> None:
+    assert_matches_dali(lambda **kw: reader(shards, **kw), "tfrecord")
 
 
-def test_scanning_without_index_finds_the_same_records(ref: dict) -> None:
-    assert_matches_dali(lambda **kw: reader(ref, index=False, **kw), "tfrecord")
+def test_scanning_without_index_finds_the_same_records(shards: dict) -> None:
+    assert_matches_dali(lambda **kw: reader(shards, index=False, **kw), "tfrecord")
 
 
-def test_equals_loose_file_pipeline(ref: dict) -> None:
+def test_equals_loose_file_pipeline(shards: dict) -> None:
     files = [str(DATA / f) for f in W.REFERENCE_FILES]
-    assert_equals_loose_files(lambda: reader(ref)[:2], files, [i % 3 for i in range(len(files))])
+    assert_equals_loose_files(lambda: reader(shards)[:2], files, [i % 3 for i in range(len(files))])
 
 
-def test_resumes_exactly(ref: dict) -> None:
-    assert_resumes_exactly(lambda **kw: reader(ref, **kw))
+def test_resumes_exactly(shards: dict) -> None:
+    assert_resumes_exactly(lambda **kw: reader(shards, **kw))
 
 
 def test_feature_kinds_and_missing_features(tmp_path: Path) -> None:
@@ -90,33 +86,30 @@ def test_fixed_shape_fills_with_default_and_refuses_overflow(tmp_path: Path) -> 
             pipe.run()
 
 
-def test_corrupt_record_is_named_and_skipped(ref: dict, tmp_path: Path) -> None:
-    data = bytearray(Path(ref["tfrecord"][0]).read_bytes())
-    offsets = [int(line.split()[0]) for line in Path(ref["tfrecord_idx"][0]).read_text().splitlines()]
+def test_corrupt_record_is_named_and_skipped(shards: dict, tmp_path: Path) -> None:
+    data = bytearray(Path(shards["tfrecord"][0]).read_bytes())
+    offsets = [int(line.split()[0]) for line in Path(shards["tfrecord_idx"][0]).read_text().splitlines()]
     bad_at = offsets[2]
     data[bad_at + 12 : bad_at + 40] = b"\xff" * 28  # garbage inside the Example proto
     bad = tmp_path / "bad.tfrecord"
     bad.write_bytes(bytes(data))
 
     def make(**kw):
-        out = fn.readers.tfrecord(path=str(bad), index_path=ref["tfrecord_idx"][0], features=FEATURES, **kw)
+        out = fn.readers.tfrecord(path=str(bad), index_path=shards["tfrecord_idx"][0], features=FEATURES, **kw)
         return out["image/encoded"], out["image/class/label"]
 
-    with pipeline(make, batch_size=4) as pipe, pytest.raises(sf.PipelineError) as err:
-        pipe.run()
-    assert f"bad.tfrecord at byte {bad_at}" in str(err.value) and "not a tf.train.Example" in str(err.value)
-    with pipeline(make, batch_size=4, on_error="skip") as pipe:
-        assert_skips_only(pipe, pipe.run(), f"bad.tfrecord at byte {bad_at}", 4)
+    where = f"bad.tfrecord at byte {bad_at}"
+    assert_fails_then_skips(make, where, re.escape(where) + ".*not a tf.train.Example")
 
 
-def test_truncated_file_names_file_and_offset(ref: dict, tmp_path: Path) -> None:
-    data = Path(ref["tfrecord"][0]).read_bytes()
+def test_truncated_file_names_file_and_offset(shards: dict, tmp_path: Path) -> None:
+    data = Path(shards["tfrecord"][0]).read_bytes()
     cut = tmp_path / "cut.tfrecord"
     cut.write_bytes(data[: len(data) - 100])
-    last = Path(ref["tfrecord_idx"][0]).read_text().splitlines()[-1].split()[0]
+    last = Path(shards["tfrecord_idx"][0]).read_text().splitlines()[-1].split()[0]
 
     def make(**kw):
-        return fn.readers.tfrecord(path=str(cut), index_path=ref["tfrecord_idx"][0], features=FEATURES, **kw)[
+        return fn.readers.tfrecord(path=str(cut), index_path=shards["tfrecord_idx"][0], features=FEATURES, **kw)[
             "image/encoded"]
 
     with pipeline(make, batch_size=4) as pipe, pytest.raises(sf.PipelineError, match=rf"cut.tfrecord at byte {last}.*truncated"):
@@ -125,21 +118,21 @@ def test_truncated_file_names_file_and_offset(ref: dict, tmp_path: Path) -> None
         pipeline(lambda **kw: fn.readers.tfrecord(path=str(cut), features=FEATURES)["image/key"])
 
 
-def test_argument_errors(ref: dict, tmp_path: Path) -> None:
+def test_argument_errors(shards: dict, tmp_path: Path) -> None:
     with pytest.raises(sf.PipelineDefinitionError, match="2 path but 1 index_path"):
-        pipeline(lambda: fn.readers.tfrecord(path=ref["tfrecord"], index_path=ref["tfrecord_idx"][:1],
+        pipeline(lambda: fn.readers.tfrecord(path=shards["tfrecord"], index_path=shards["tfrecord_idx"][:1],
                                              features=FEATURES)["image/key"])
     with pytest.raises(sf.PipelineDefinitionError, match="tensors of strings are not supported"):
-        pipeline(lambda: fn.readers.tfrecord(path=ref["tfrecord"], features={
+        pipeline(lambda: fn.readers.tfrecord(path=shards["tfrecord"], features={
             "k": tfrec.VarLenFeature(tfrec.string, "")})["k"])
     with pytest.raises(sf.PipelineDefinitionError, match="features must be a non-empty dict"):
-        pipeline(lambda: fn.readers.tfrecord(path=ref["tfrecord"], features={})["k"])
+        pipeline(lambda: fn.readers.tfrecord(path=shards["tfrecord"], features={})["k"])
     (tmp_path / "bad.idx").write_text("0 x\n")
     with pytest.raises(sf.PipelineDefinitionError, match=r"bad.idx:1: expected 'offset size'"):
-        pipeline(lambda: fn.readers.tfrecord(path=ref["tfrecord"][0], index_path=str(tmp_path / "bad.idx"),
+        pipeline(lambda: fn.readers.tfrecord(path=shards["tfrecord"][0], index_path=str(tmp_path / "bad.idx"),
                                              features=FEATURES)["image/key"])
     with pytest.raises(sf.PipelineDefinitionError, match="cannot read index_path.*nope.idx"):
-        pipeline(lambda: fn.readers.tfrecord(path=ref["tfrecord"][0], index_path=str(tmp_path / "nope.idx"),
+        pipeline(lambda: fn.readers.tfrecord(path=shards["tfrecord"][0], index_path=str(tmp_path / "nope.idx"),
                                              features=FEATURES)["image/key"])
 
 
@@ -153,15 +146,15 @@ def test_feature_constructors_validate() -> None:
     assert tfrec.VarLenFeature([4], tfrec.float32, 0).partial_shape == (4,)
 
 
-def test_tfrecord2idx_tool_writes_dalis_index(ref: dict, tmp_path: Path) -> None:
+def test_tfrecord2idx_tool_writes_dalis_index(shards: dict, tmp_path: Path) -> None:
     out = tmp_path / "made.idx"
-    subprocess.run([sys.executable, "-m", "streamflow.tools.tfrecord2idx", ref["tfrecord"][1], str(out)], check=True)
-    assert out.read_text() == Path(ref["tfrecord_idx"][1]).read_text()
+    subprocess.run([sys.executable, "-m", "streamflow.tools.tfrecord2idx", shards["tfrecord"][1], str(out)], check=True)
+    assert out.read_text() == Path(shards["tfrecord_idx"][1]).read_text()
 
 
-def test_tfrecord2idx_matches_dalis_tool(ref: dict, tmp_path: Path) -> None:
+def test_tfrecord2idx_matches_dalis_tool(shards: dict, tmp_path: Path) -> None:
     from reader_checks import dali_record
 
     out = tmp_path / "made.idx"
-    subprocess.run([sys.executable, "-m", "streamflow.tools.tfrecord2idx", ref["tfrecord"][0], str(out)], check=True)
+    subprocess.run([sys.executable, "-m", "streamflow.tools.tfrecord2idx", shards["tfrecord"][0], str(out)], check=True)
     assert out.read_text() == dali_record()["tools"]["tfrecord2idx"]

@@ -10,15 +10,14 @@ HEVC, VP9 and MJPEG; lossless clips within 2 levels of the source frames.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import shutil
 import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from dali_reference.video_cases import frame_hashes, layout
 from video_clips import DALI_CLIPS, clip, frames, psnr, reference_frames
 
 import streamflow as sf
@@ -50,28 +49,10 @@ def read_all(build: Any, batch_size: int | None = None, **pipe_kw: Any) -> list[
     return columns
 
 
-def hashes(video: np.ndarray) -> list[str]:
-    return [hashlib.sha1(np.ascontiguousarray(f).tobytes()).hexdigest()[:16] for f in video]
-
-
-def make_layout(tmp: Path) -> dict[str, str]:
-    """The folders and lists of the recorded cases (as ``record_video.layout`` makes them)."""
-    root = tmp / "root"
-    (root / "cat").mkdir(parents=True)
-    (root / "dog").mkdir()
-    shutil.copy(DALI_CLIPS / "a.webm", root / "cat" / "a.webm")
-    shutil.copy(DALI_CLIPS / "b.webm", root / "dog" / "b.webm")
-    shutil.copy(DALI_CLIPS / "c.avi", root / "dog" / "c.avi")
-    b = DALI_CLIPS / "b.webm"
-    (tmp / "times.txt").write_text(f"{b} 5 0.1 0.5\n{b} 6 0.2 0.61\n{b} 7 0.05 0.95\n")
-    (tmp / "frames.txt").write_text(f"{b} 1 3 20\n{b} 2 -10 -1\n{b} 3 5 -3\n{DALI_CLIPS / 'a.webm'} 4\n")
-    return {"root": str(root), "times.txt": str(tmp / "times.txt"), "frames.txt": str(tmp / "frames.txt")}
-
-
 @pytest.mark.parametrize("case", range(len(REFERENCE["readers"])))
 def test_experimental_reader_matches_dali(case: int, tmp_path: Path) -> None:
     ref = REFERENCE["readers"][case]
-    paths = make_layout(tmp_path)
+    paths = layout(tmp_path)
     kwargs = dict(ref["kwargs"])
     if "filenames" in kwargs:
         kwargs["filenames"] = [str(DALI_CLIPS / f) for f in kwargs["filenames"]]
@@ -85,7 +66,7 @@ def test_experimental_reader_matches_dali(case: int, tmp_path: Path) -> None:
     for i, sample in enumerate(ref["samples"]):
         video = cols[0][i]
         assert list(video.shape) == sample["shape"] and video.dtype == np.uint8
-        assert hashes(video) == sample["frames"], f"sample {i}: frames differ from DALI's"
+        assert frame_hashes(video) == sample["frames"], f"sample {i}: frames differ from DALI's"
         k = 1
         if has_labels:
             assert cols[k][i].tolist() == sample["label"] and cols[k][i].dtype == np.int32

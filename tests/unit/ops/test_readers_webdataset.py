@@ -24,58 +24,53 @@ from streamflow import fn, types
 
 
 @pytest.fixture(scope="module")
-def ref(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    return W.build_reference(tmp_path_factory.mktemp("wds"), DATA)
-
-
-@pytest.fixture(scope="module")
-def indexes(ref: dict, tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+def indexes(shards: dict, tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     out = []
     folder = tmp_path_factory.mktemp("wdsidx")
-    for tar in ref["wds"]:
+    for tar in shards["wds"]:
         idx = folder / (Path(tar).stem + ".idx")
         subprocess.run([sys.executable, "-m", "streamflow.tools.wds2idx", tar, str(idx)], check=True)
         out.append(str(idx))
     return out
 
 
-def test_matches_dali(ref: dict) -> None:
-    assert_matches_dali(lambda **kw: fn.readers.webdataset(paths=ref["wds"], ext=["jpg", "cls"], **kw), "webdataset")
+def test_matches_dali(shards: dict) -> None:
+    assert_matches_dali(lambda **kw: fn.readers.webdataset(paths=shards["wds"], ext=["jpg", "cls"], **kw), "webdataset")
 
 
-def test_matches_dali_with_index_files(ref: dict, indexes: list[str]) -> None:
+def test_matches_dali_with_index_files(shards: dict, indexes: list[str]) -> None:
     assert Path(indexes[0]).read_text().startswith("v1.2 4\n")
-    assert_matches_dali(lambda **kw: fn.readers.webdataset(paths=ref["wds"], index_paths=indexes,
+    assert_matches_dali(lambda **kw: fn.readers.webdataset(paths=shards["wds"], index_paths=indexes,
                                                            ext=["jpg", "cls"], **kw), "webdataset")
 
 
 @pytest.mark.parametrize("case", ["empty", "skip", "case_insensitive"])
-def test_missing_duplicate_and_case_quirks_match_dali(ref: dict, case: str) -> None:
+def test_missing_duplicate_and_case_quirks_match_dali(shards: dict, case: str) -> None:
     args = {
         "empty": dict(ext=["jpg;png", "cls"]),
         "skip": dict(ext=["jpg;png", "cls"], missing_component_behavior="skip"),
         "case_insensitive": dict(ext=["jpg", "cls"], case_sensitive_extensions=False),
     }[case]
     want = dali_record()["quirks"][case]
-    got = run_described(lambda **kw: fn.readers.webdataset(paths=[ref["quirks"]], **args, **kw), len(want))
+    got = run_described(lambda **kw: fn.readers.webdataset(paths=[shards["quirks"]], **args, **kw), len(want))
     assert got == want
 
 
-def test_missing_component_error_names_sample(ref: dict) -> None:
+def test_missing_component_error_names_sample(shards: dict) -> None:
     with pytest.raises(sf.PipelineDefinitionError, match=r"sample 'b' of .*quirks.tar.*no component for ext 'cls'"):
-        pipeline(lambda: fn.readers.webdataset(paths=[ref["quirks"]], ext=["jpg", "cls"],
+        pipeline(lambda: fn.readers.webdataset(paths=[shards["quirks"]], ext=["jpg", "cls"],
                                                missing_component_behavior="error"))
 
 
-def test_equals_loose_file_pipeline(ref: dict) -> None:
+def test_equals_loose_file_pipeline(shards: dict) -> None:
     files = [str(DATA / f) for f in W.REFERENCE_FILES]
 
     def make():
-        data, cls = fn.readers.webdataset(paths=ref["wds"], ext=["jpg", "cls"])
+        data, cls = fn.readers.webdataset(paths=shards["wds"], ext=["jpg", "cls"])
         return data, cls
 
     got_labels = []
-    with pipeline(lambda: fn.readers.webdataset(paths=ref["wds"], ext=["cls"])) as pipe:
+    with pipeline(lambda: fn.readers.webdataset(paths=shards["wds"], ext=["cls"])) as pipe:
         for _ in files:
             got_labels.append(int(bytes(pipe.run()[0].at(0)).decode()))
     assert got_labels == [i % 3 for i in range(len(files))]
@@ -95,12 +90,12 @@ def test_dtypes_view_the_bytes(tmp_path: Path) -> None:
         pipe.run()
 
 
-def test_resumes_exactly(ref: dict) -> None:
-    assert_resumes_exactly(lambda **kw: fn.readers.webdataset(paths=ref["wds"], ext=["jpg", "cls"], **kw))
+def test_resumes_exactly(shards: dict) -> None:
+    assert_resumes_exactly(lambda **kw: fn.readers.webdataset(paths=shards["wds"], ext=["jpg", "cls"], **kw))
 
 
-def test_truncated_archive_is_a_read_error_naming_the_offset(ref: dict, indexes: list[str], tmp_path: Path) -> None:
-    data = Path(ref["wds"][1]).read_bytes()
+def test_truncated_archive_is_a_read_error_naming_the_offset(shards: dict, indexes: list[str], tmp_path: Path) -> None:
+    data = Path(shards["wds"][1]).read_bytes()
     cut = tmp_path / "cut.tar"
     cut.write_bytes(data[: len(data) // 2])
 
@@ -116,21 +111,21 @@ def test_truncated_archive_is_a_read_error_naming_the_offset(ref: dict, indexes:
         pipeline(lambda: fn.readers.webdataset(paths=[str(cut)], ext=["jpg"]))
 
 
-def test_not_a_tar_and_bad_arguments(ref: dict, tmp_path: Path) -> None:
+def test_not_a_tar_and_bad_arguments(shards: dict, tmp_path: Path) -> None:
     junk = tmp_path / "junk.tar"
     junk.write_bytes(b"hello" * 200)
     with pytest.raises(sf.PipelineDefinitionError, match="junk.tar: bad tar header checksum at byte 0"):
         pipeline(lambda: fn.readers.webdataset(paths=[str(junk)], ext=["jpg"]))
     with pytest.raises(sf.PipelineDefinitionError, match="missing_component_behavior must be"):
-        pipeline(lambda: fn.readers.webdataset(paths=ref["wds"], ext=["jpg"], missing_component_behavior="drop"))
+        pipeline(lambda: fn.readers.webdataset(paths=shards["wds"], ext=["jpg"], missing_component_behavior="drop"))
     with pytest.raises(sf.PipelineDefinitionError, match="2 ext entries but 1 dtypes"):
-        pipeline(lambda: fn.readers.webdataset(paths=ref["wds"], ext=["jpg", "cls"], dtypes=[types.UINT8]))
+        pipeline(lambda: fn.readers.webdataset(paths=shards["wds"], ext=["jpg", "cls"], dtypes=[types.UINT8]))
     with pytest.raises(sf.PipelineDefinitionError, match="2 paths but 1 index_paths"):
-        pipeline(lambda: fn.readers.webdataset(paths=ref["wds"], ext=["jpg"], index_paths=[str(junk)]))
+        pipeline(lambda: fn.readers.webdataset(paths=shards["wds"], ext=["jpg"], index_paths=[str(junk)]))
     (tmp_path / "bad.idx").write_text("v9 1\njpg 0 1\n")
     with pytest.raises(sf.PipelineDefinitionError, match="bad.idx: not a webdataset index"):
-        pipeline(lambda: fn.readers.webdataset(paths=ref["wds"][:1], ext=["jpg"], index_paths=[str(tmp_path / "bad.idx")]))
+        pipeline(lambda: fn.readers.webdataset(paths=shards["wds"][:1], ext=["jpg"], index_paths=[str(tmp_path / "bad.idx")]))
 
 
-def test_wds2idx_writes_what_dalis_tool_writes(ref: dict, indexes: list[str]) -> None:
+def test_wds2idx_writes_what_dalis_tool_writes(shards: dict, indexes: list[str]) -> None:
     assert Path(indexes[0]).read_text() == dali_record()["tools"]["wds2idx"]

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import reference as ref
 from helpers import (
+    assert_gpu_equals_cpu,
     odd_images,
     rand_image,
     run_batch,
@@ -442,10 +443,7 @@ def test_gpu_resize_equals_cpu(kernel_ctx, interp, antialias) -> None:
     images = odd_images(rng, 5, hi=121)
     for size in [(37, 53), (96, 96), (171, 133)]:  # down, mixed, up
         op = Resize(ResizeSpec.from_args(size=size, interp_type=interp, antialias=antialias))
-        gpu, gf = run_gpu_impl(kernel_ctx, op, images)
-        cpu, cf = run_cpu_op(op, images)
-        assert not gf and not cf
-        assert_same_outputs(gpu, cpu, f"resize {interp} aa={antialias} {size}")
+        assert_gpu_equals_cpu(kernel_ctx, op, images, what=f"resize {interp} aa={antialias} {size}")
 
 
 @pytest.mark.parametrize("channels", [0, 1, 4, 9, 17])
@@ -469,10 +467,7 @@ def test_gpu_resize_roi_and_per_sample_size(kernel_ctx) -> None:
         "size": [np.array([17, 29]), np.array([40, 8]), np.array([64, 64]), np.array([9, 31])],
     }
     op = Resize(ResizeSpec.from_args(size=(1, 1)))
-    gpu, gf = run_gpu_impl(kernel_ctx, op, images, args)
-    cpu, cf = run_cpu_op(op, images, args)
-    assert not gf and not cf
-    assert_same_outputs(gpu, cpu, "resize roi (flipped axes) per-sample size")
+    assert_gpu_equals_cpu(kernel_ctx, op, images, args, what="resize roi (flipped axes) per-sample size")
 
 
 @pytest.mark.parametrize("kw", [
@@ -485,10 +480,7 @@ def test_gpu_resize_fractional_sizes_and_filters_equal_cpu(kernel_ctx, kw) -> No
     rng = np.random.default_rng(6)
     images = odd_images(rng, 4, hi=120)
     op = Resize(ResizeSpec.from_args(**kw))
-    gpu, gf = run_gpu_impl(kernel_ctx, op, images)
-    cpu, cf = run_cpu_op(op, images)
-    assert not gf and not cf
-    assert_same_outputs(gpu, cpu, f"resize {kw}")
+    assert_gpu_equals_cpu(kernel_ctx, op, images, what=f"resize {kw}")
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.uint16, np.int16, np.float64])

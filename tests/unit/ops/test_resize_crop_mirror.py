@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from dali_reference.geometry_cases import RESIZE_CROP_MIRROR, _images, check_case
-from helpers import run_arrays
+from helpers import assert_gpu_equals_cpu, run_arrays
 
 from streamflow import fn
 
@@ -36,7 +36,7 @@ def test_resize_crop_mirror_equals_the_chain(resize) -> None:
 
 
 # --- the GPU implementation (host build of the kernels in CI; a real GPU when present) -----------
-from helpers import assert_same_outputs, odd_images, run_cpu_op, run_gpu_impl
+from helpers import odd_images, run_gpu_impl
 
 
 def _rcm_op(**kw):
@@ -60,10 +60,7 @@ def test_gpu_resize_crop_mirror_equals_cpu(kernel_ctx, grid, kw) -> None:
     args = {"mirror": [np.int32(i % 4) for i in range(n)], "crop_pos_y": [np.float32(i / n) for i in range(n)]}
     op = _rcm_op(**kw)
     use = {k: v for k, v in args.items() if k in kw.get("per_sample", ())}
-    gpu, gf = run_gpu_impl(kernel_ctx, op, images, use)
-    cpu, cf = run_cpu_op(op, images, use)
-    assert not gf and not cf
-    assert_same_outputs(gpu, cpu, str(kw))
+    assert_gpu_equals_cpu(kernel_ctx, op, images, use, what=str(kw))
 
 
 def test_gpu_resize_crop_mirror_refuses_volumes(kernel_ctx) -> None:

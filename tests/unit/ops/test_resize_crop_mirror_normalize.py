@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import reference as ref
 from helpers import (
+    assert_gpu_equals_cpu,
     rand_image,
     run_batch,
 )
@@ -154,7 +155,7 @@ def test_resample_normalize_errors(kwargs: dict, match: str) -> None:
 
 # --- the GPU implementation (host build of the kernels in CI; a real GPU when present) -----------
 
-from helpers import assert_same_outputs, odd_images, run_cpu_op, run_gpu_impl
+from helpers import odd_images
 
 from streamflow.ops.crop import CropSpec
 from streamflow.ops.crop_mirror_normalize import CropMirrorNormalize
@@ -174,10 +175,7 @@ def test_gpu_fused_equals_cpu_fused(kernel_ctx, out, resize_dtype, interp) -> No
                             mean=MEAN, std=STD, dtype=out, output_layout="CHW"),
     )
     args = {"mirror": [0, 1, 1, 0, 1], "crop_pos_y": [0.5, 0.0, 1.0, 0.3, 2.0]}  # the last is partly outside
-    gpu, gf = run_gpu_impl(kernel_ctx, fused, images, args)
-    cpu, cf = run_cpu_op(fused, images, args)
-    assert not gf and not cf
-    assert_same_outputs(gpu, cpu, f"fused {out} resize dtype {resize_dtype} {interp}")
+    assert_gpu_equals_cpu(kernel_ctx, fused, images, args, what=f"fused {out} resize dtype {resize_dtype} {interp}")
 
 
 @pytest.mark.parametrize("filters", [("INTERP_NN", "INTERP_CUBIC"), ("INTERP_LANCZOS3", "INTERP_NN")])
@@ -192,7 +190,4 @@ def test_gpu_fused_equals_cpu_with_min_mag_filters_and_rois(kernel_ctx, filters)
                                  np.array([1.0, 1.0])],
             "resize.roi_end": [np.array([38.0, 3.0]), np.array([40.0, 40.0]), np.array([1.0, 39.5]),
                                np.array([39.0, 39.0])]}
-    gpu, gf = run_gpu_impl(kernel_ctx, fused, images, args)
-    cpu, cf = run_cpu_op(fused, images, args)
-    assert not gf and not cf
-    assert_same_outputs(gpu, cpu, f"fused min/mag {filters} with rois")
+    assert_gpu_equals_cpu(kernel_ctx, fused, images, args, what=f"fused min/mag {filters} with rois")

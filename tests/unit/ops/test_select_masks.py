@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from dali_reference.record_detection import replay
+from dali_reference.record_detection import assert_equal_outputs, replay
 from helpers import run_arrays
 
 import streamflow as sf
@@ -14,11 +14,7 @@ from streamflow.errors import PipelineError
 
 @pytest.mark.parametrize("case", ["select_masks", "select_masks_reindex"])
 def test_matches_dali(case: str) -> None:
-    got, want = replay(case, fn, types, sf.pipeline_def)
-    for g_samples, w_samples in zip(got, want):
-        for g, w in zip(g_samples, w_samples):
-            assert g.dtype == w.dtype and g.shape == w.shape
-            np.testing.assert_array_equal(g, w)
+    assert_equal_outputs(*replay(case, fn, types, sf.pipeline_def))
 
 
 def _select(ids, polys, verts, **kw):  # type: ignore[no-untyped-def]

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers import rand_image, run_arrays
+from helpers import assert_gpu_equals_cpu, rand_image, run_arrays
 
 import streamflow as sf
 from streamflow import fn, types
@@ -178,10 +178,7 @@ def test_gpu_frame_wise_equals_cpu(kernel_ctx, inner: str) -> None:
     else:
         op = FrameWise(Crop(CropSpec.from_args("crop", crop=(9, 11))), frozenset())
         args = {"crop_pos_x": [np.float32(v) for v in rng.random(4)]}
-    gpu, gf = run_gpu_impl(kernel_ctx, op, seqs, args)
-    cpu, cf = run_cpu_op(op, seqs, args)
-    assert not gf and not cf
-    assert_same_outputs(gpu, cpu, f"frame-wise {inner}")
+    assert_gpu_equals_cpu(kernel_ctx, op, seqs, args, what=f"frame-wise {inner}")
 
 
 def test_gpu_rearrange_and_element_extract_equal_cpu(kernel_ctx) -> None:

@@ -10,20 +10,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from audio_helpers import assert_close_decimated, dali, excerpts
+from dali_reference.audio_cases import SPECTROGRAMS
 from helpers import make_chunk, run_arrays
 
 from streamflow import fn
 from streamflow.errors import PipelineDefinitionError
 from streamflow.ops.spectrogram import Spectrogram, windowed_fft
 
-CASES = {
-    "default": {},
-    "rnnt": dict(nfft=512, window_length=320, window_step=160),
-    "nfft400_power1_tf": dict(nfft=400, window_length=256, window_step=100, power=1, layout="tf"),
-    "not_centered": dict(window_length=400, window_step=160, center_windows=False),
-    "zero_padding": dict(window_length=300, window_step=128, reflect_padding=False),
-    "hamming": dict(window_length=320, window_step=160, window_fn=list(np.hamming(320))),
-}
+CASES = SPECTROGRAMS
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

@@ -11,12 +11,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from audio_helpers import assert_close_decimated, dali, excerpts
+from dali_reference.audio_cases import TO_DECIBELS
 from helpers import run_arrays
 
 from streamflow import fn
 
-CASES = {"default": {}, "amplitude": dict(multiplier=20.0, reference=1.0, cutoff_db=-60.0),
-         "nemo": dict(multiplier=float(np.log(10)), reference=1.0, cutoff_db=float(np.log(2**-24)))}
+CASES = TO_DECIBELS
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
