@@ -37,7 +37,7 @@ import numpy as np
 
 from .errors import PipelineDefinitionError, SampleError
 from .operator import Chunk, Operator
-from .types import Device
+from .types import Device, ScalarConstant
 
 __all__ = ["BINARY", "FUNCTIONS", "UNARY", "ArithmeticOp", "Const", "Expr", "Input", "Node", "promote", "result_type"]
 
@@ -73,6 +73,8 @@ Expr = Input | Const | Node
 
 def constant(value: Any) -> Const:
     """A Python or numpy constant with DALI's type: ``int`` -> int32, ``float`` -> float32."""
+    if isinstance(value, ScalarConstant):  # types.Constant(10).uint8(): the type it was given
+        return Const(value.value.item(), value.dtype.numpy)
     if isinstance(value, (bool, np.bool_)):
         return Const(bool(value), np.dtype(np.bool_))
     if isinstance(value, int):
