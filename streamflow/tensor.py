@@ -22,6 +22,16 @@ def _array_module(x: Any) -> Any:
     return np
 
 
+class Layout(str):
+    """A layout string that can also be called, as DALI's ``TensorList.layout()`` is: both
+    ``batch.layout == "HWC"`` and ``batch.layout() == "HWC"`` work."""
+
+    __slots__ = ()
+
+    def __call__(self) -> str:
+        return str(self)
+
+
 class TensorList:
     """A batch of samples: dense (one array of shape ``(N, ...)``) or ragged.
 
@@ -38,7 +48,7 @@ class TensorList:
     __slots__ = ("_dense", "_samples", "device", "layout")
 
     def __init__(self, data: Any, layout: str = "", device: Device = Device.CPU) -> None:
-        self.layout = layout
+        self.layout = Layout(layout)
         self.device = device
         if isinstance(data, (list, tuple)):
             self._dense = None

@@ -42,13 +42,18 @@ CASES = [
     ("sub neg", lambda a: a[-1, :, -2], (X,), "int16", (3,), "W", [14, 18, 22]),
     ("sub col", lambda a: a[:, 0], (X,), "int16", (2, 4), "HC", [0, 1, 2, 3, 12, 13, 14, 15]),
     ("sub scalar", lambda a: a[1, 2, 3], (X,), "int16", (), "", [23]),
+    # DALI 2.4: an unnamed newaxis drops the layout, a named one inserts its letter
+    ("newaxis", lambda a: a[sf.newaxis], (X,), "int16", (1, 2, 3, 4), "", list(range(8))),
+    ("newaxis named", lambda a: a[:, sf.newaxis("F")], (X,), "int16", (2, 1, 3, 4), "HFWC", list(range(8))),
+    ("newaxis index", lambda a: a[0, sf.newaxis("X")], (X,), "int16", (1, 3, 4), "XWC", list(range(8))),
+    ("newaxis last", lambda a: a[..., sf.newaxis("N")], (X,), "int16", (2, 3, 4, 1), "HWCN", list(range(8))),
 ]
 
 
 @pytest.mark.parametrize("name, build, arrays, dtype, shape, layout, head", CASES, ids=[c[0] for c in CASES])
 def test_matches_dali(name, build, arrays, dtype, shape, layout, head) -> None:  # type: ignore[no-untyped-def]
     out, got_layout = _one(build, *arrays)
-    assert (str(out.dtype), out.shape, got_layout) == (dtype, shape, layout)
+    assert (str(out.dtype), out.shape, got_layout, got_layout()) == (dtype, shape, layout, layout)  # DALI: .layout()
     assert out.ravel()[:8].tolist() == head
 
 
