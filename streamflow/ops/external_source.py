@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,7 +86,7 @@ class ExternalSource(Source):
         cycle: bool | str | None = None,
         batch_info: bool = False,
         dtype: Any = None,
-        layout: str | None = None,
+        layout: str | Sequence[str] | None = None,
         ndim: int | None = None,
         parallel: bool = False,
         name: str | None = None,
@@ -112,13 +112,24 @@ class ExternalSource(Source):
         self.batch = batch
         self.cycle = cycle in (True, "quiet", "no_raise")
         self.batch_info = batch_info
-        self.dtype = parse_dtype(dtype).numpy if dtype is not None else None
-        self._layout = layout or ""
+        # As in DALI, with num_outputs dtype and layout may be lists: one per output.
+        dtypes = list(dtype) if isinstance(dtype, (list, tuple)) else [dtype] * self.num_outputs
+        layouts = list(layout) if isinstance(layout, (list, tuple)) else [layout] * self.num_outputs
+        for what, values in (("dtype", dtypes), ("layout", layouts)):
+            if len(values) != self.num_outputs:
+                raise PipelineDefinitionError(
+                    f"external_source: {what} lists one value per output; got {len(values)} for "
+                    f"num_outputs={self.num_outputs}")
+        self.dtypes = [parse_dtype(d).numpy if d is not None else None for d in dtypes]
+        self.dtype = self.dtypes[0]
+        self._layouts = [lay or "" for lay in layouts]
+        self._layout = self._layouts[0]
         self.ndim = ndim
         if ndim is not None and (not isinstance(ndim, int) or ndim < 0):
             raise PipelineDefinitionError(f"external_source: ndim must be a non-negative int, got {ndim!r}")
-        if layout and ndim is not None and len(layout) != ndim:
-            raise PipelineDefinitionError(f"external_source: layout {layout!r} does not have ndim={ndim} dimensions")
+        for lay in self._layouts:
+            if lay and ndim is not None and len(lay) != ndim:
+                raise PipelineDefinitionError(f"external_source: layout {lay!r} does not have ndim={ndim} dimensions")
         # A generator function is an iterable factory (as in DALI): called at the start of
         # every epoch, its generator is iterated; never called once per batch.
         self._factory = inspect.isgeneratorfunction(source) or inspect.isasyncgenfunction(source)
@@ -253,10 +264,10 @@ class ExternalSource(Source):
         outputs: list[list[Any]] = [[] for _ in range(self.num_outputs)]
         failures: dict[int, SampleError] = {}
 
-        def convert(value: Any, row: int, where: str) -> Any:
+        def convert(value: Any, row: int, where: str, k: int = 0) -> Any:
             # A sample of the wrong kind fails only its row (on_error decides what then).
             try:
-                sample = _to_sample(value, self.dtype, where)
+                sample = _to_sample(value, self.dtypes[k], where)
                 if self.ndim is not None and getattr(sample, "ndim", 1) != self.ndim:
                     raise SampleError(f"expected ndim={self.ndim}, got shape {tuple(sample.shape)}", where)
                 return sample
@@ -270,7 +281,7 @@ class ExternalSource(Source):
                 where = f"{self._label()} batch {batch_index} of epoch {epoch}"
                 item = await self._pull_checked(batch_info)
                 for k, column in enumerate(self._split_outputs(item, where)):
-                    outputs[k] = [convert(s, row, f"{where}, sample {row}") for row, s in enumerate(column)]
+                    outputs[k] = [convert(s, row, f"{where}, sample {row}", k) for row, s in enumerate(column)]
             elif self.parallel and self._is_callable:
                 # every sample's call at once on the I/O threads (samples are independent)
                 infos = [SampleInfo(first_id + j, j, batch_index, epoch) for j in range(self._batch_size)]
@@ -284,7 +295,7 @@ class ExternalSource(Source):
                         raise item
                     where = f"{self._label()} sample {first_id + j} of epoch {epoch}"
                     for k, value in enumerate(self._split_outputs(item, where)):
-                        outputs[k].append(convert(value, j, where))
+                        outputs[k].append(convert(value, j, where, k))
                 if ended:
                     raise _EndOfData
             else:
@@ -293,7 +304,7 @@ class ExternalSource(Source):
                     where = f"{self._label()} sample {first_id + j} of epoch {epoch}"
                     item = await self._pull_checked(info)
                     for k, value in enumerate(self._split_outputs(item, where)):
-                        outputs[k].append(convert(value, j, where))
+                        outputs[k].append(convert(value, j, where, k))
         except _EndOfData:
             self._ended_epoch = epoch
         n = len(outputs[0])
@@ -318,7 +329,7 @@ class ExternalSource(Source):
         return None
 
     def layout(self, index: int) -> str:
-        return self._layout
+        return self._layouts[index]
 
     def close(self) -> None:
         closer = getattr(self._iterator, "close", None)
@@ -342,7 +353,7 @@ def external_source(
     cycle: bool | str | None = None,
     batch_info: bool = False,
     dtype: Any = None,
-    layout: str | None = None,
+    layout: str | Sequence[str] | None = None,
     ndim: int | None = None,
     parallel: bool = False,
     no_copy: bool | None = None,
@@ -371,8 +382,8 @@ def external_source(
         cycle: ``True``/``"quiet"``: restart an exhausted iterable at once;
             otherwise its end ends the epoch and the next epoch restarts it.
         batch_info: pass a ``BatchInfo`` to a batch-mode callable.
-        dtype: the dtype every sample must have (checked).
-        layout: layout name of the samples, e.g. ``"HWC"``.
+        dtype: the dtype every sample must have (checked); with num_outputs, a list: one per output.
+        layout: layout name of the samples, e.g. ``"HWC"``; with num_outputs, a list: one per output.
         ndim: the number of dimensions every sample must have (checked).
         parallel: with ``batch=False`` and a callable, the samples of a batch
             are requested concurrently on the pipeline's I/O threads (DALI runs

@@ -278,3 +278,30 @@ def test_feed_input_pushes_batches_in_order() -> None:
     pipe.close()
     with pytest.raises(sf.PipelineDefinitionError, match="give it a name"):
         fn.external_source()
+
+
+def test_dtype_and_layout_lists_per_output() -> None:
+    """DALI: with num_outputs, dtype=[...] and layout=[...] give one value per output (expr_type_promotions)."""
+    from streamflow import types
+
+    @sf.pipeline_def(batch_size=1, num_threads=1)
+    def pipe():  # type: ignore[no-untyped-def]
+        a, b = fn.external_source(source=lambda: ([np.uint8([[42, 8]])], [np.int32([[9, 2]])]), num_outputs=2,
+                                  dtype=[types.UINT8, types.INT32], layout=["AB", "XY"])
+        return a + b, a, b
+
+    with pipe() as p:
+        s, a, b = p.run()
+    assert s.as_array().dtype == np.int32 and s.as_array().tolist() == [[[51, 10]]]
+    assert (a.layout, b.layout) == ("AB", "XY")
+
+    @sf.pipeline_def(batch_size=1, num_threads=1)
+    def wrong():  # type: ignore[no-untyped-def]
+        a, b = fn.external_source(source=lambda: ([np.int32([1])], [np.int32([2])]), num_outputs=2,
+                                  dtype=[types.UINT8, types.INT32])
+        return a, b
+
+    with pytest.raises(sf.PipelineError, match="expected dtype uint8"), wrong() as p:
+        p.run()
+    with pytest.raises(sf.PipelineDefinitionError, match="one value per output"):
+        fn.external_source(source=lambda: 0, num_outputs=2, dtype=[types.UINT8])
