@@ -122,7 +122,7 @@ class ExternalSource(Source):
                     f"num_outputs={self.num_outputs}")
         self.dtypes = [parse_dtype(d).numpy if d is not None else None for d in dtypes]
         self.dtype = self.dtypes[0]
-        self._layouts = [lay or "" for lay in layouts]
+        self._layouts: list[str] = [str(lay or "") for lay in layouts]
         self._layout = self._layouts[0]
         self.ndim = ndim
         if ndim is not None and (not isinstance(ndim, int) or ndim < 0):
