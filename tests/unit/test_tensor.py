@@ -33,3 +33,15 @@ def test_host_batches_are_64_byte_aligned() -> None:
         tl = TensorList.from_samples([np.full((5, 3), i, np.uint8) for i in range(n)])
         assert tl.as_tensor().ctypes.data % 64 == 0
         assert [int(s[0, 0]) for s in tl] == list(range(n))
+
+
+def test_backend_tensor_list_classes_for_isinstance() -> None:
+    """DALI's tutorials test ``isinstance(out, backend.TensorListGPU)`` before ``out.as_cpu()``."""
+    import numpy as np
+
+    from streamflow import backend
+    from streamflow.tensor import TensorList
+
+    cpu = TensorList(np.zeros((2, 3), np.uint8))
+    assert isinstance(cpu, backend.TensorListCPU) and not isinstance(cpu, backend.TensorListGPU)
+    assert not isinstance(np.zeros(3), backend.TensorListCPU)
