@@ -25,6 +25,7 @@ from .data import BatchLike, TensorLike
 from .executor import EvalMode as EvalMode
 from .executor import get_num_threads as get_num_threads
 from .executor import set_num_threads as set_num_threads
+from .files import imread as imread
 from .reader import Reader as Reader
 from .rng import RNG
 from .tensors import Batch as Batch
@@ -124,6 +125,7 @@ __all__ = [
     "image_decoder_crop",
     "image_decoder_random_crop",
     "image_decoder_slice",
+    "imread",
     "io",
     "jitter",
     "jpeg_compression_distortion",
@@ -257,7 +259,7 @@ def expand_dims(data: TensorLike, *, axes: int | Sequence[int], new_axis_names: 
 def expand_dims(data: TensorLike | BatchLike, *, axes: int | Sequence[int], new_axis_names: str | None = ..., device: str | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
 
 
-def external_source(source: Any = ..., *, num_outputs: int | None = ..., batch: builtins.bool = ..., cycle: builtins.bool | str | None = ..., batch_info: builtins.bool = ..., dtype: Any = ..., layout: str | None = ..., ndim: int | None = ..., parallel: builtins.bool = ..., no_copy: builtins.bool | None = ..., blocking: builtins.bool | None = ..., prefetch_queue_depth: int | None = ..., cuda_stream: Any = ..., use_copy_kernel: builtins.bool | None = ..., repeat_last: builtins.bool = ..., device: str | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
+def external_source(source: Any = ..., *, num_outputs: int | None = ..., batch: builtins.bool = ..., cycle: builtins.bool | str | None = ..., batch_info: builtins.bool = ..., dtype: Any = ..., layout: str | Sequence[str] | None = ..., ndim: int | None = ..., parallel: builtins.bool = ..., no_copy: builtins.bool | None = ..., blocking: builtins.bool | None = ..., prefetch_queue_depth: int | None = ..., cuda_stream: Any = ..., use_copy_kernel: builtins.bool | None = ..., repeat_last: builtins.bool = ..., device: str | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
     """Data from a Python callable, generator function, iterable, async callable or async iterable."""
 
 

@@ -203,7 +203,7 @@ async def expand_dims(data: TensorLike, *, axes: int | Sequence[int], new_axis_n
 async def expand_dims(data: TensorLike | BatchLike, *, axes: int | Sequence[int], new_axis_names: str | None = ..., device: str | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
 
 
-async def external_source(source: Any = ..., *, num_outputs: int | None = ..., batch: bool = ..., cycle: bool | str | None = ..., batch_info: bool = ..., dtype: Any = ..., layout: str | None = ..., ndim: int | None = ..., parallel: bool = ..., no_copy: bool | None = ..., blocking: bool | None = ..., prefetch_queue_depth: int | None = ..., cuda_stream: Any = ..., use_copy_kernel: bool | None = ..., repeat_last: bool = ..., device: str | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
+async def external_source(source: Any = ..., *, num_outputs: int | None = ..., batch: bool = ..., cycle: bool | str | None = ..., batch_info: bool = ..., dtype: Any = ..., layout: str | Sequence[str] | None = ..., ndim: int | None = ..., parallel: bool = ..., no_copy: bool | None = ..., blocking: bool | None = ..., prefetch_queue_depth: int | None = ..., cuda_stream: Any = ..., use_copy_kernel: bool | None = ..., repeat_last: bool = ..., device: str | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Reader:
     """Data from a Python callable, generator function, iterable, async callable or async iterable."""
 
 
