@@ -125,7 +125,8 @@ def _true_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _floor_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return _int_div(a, b) if a.dtype.kind in "iub" else np.trunc(np.true_divide(a, b)).astype(a.dtype)
+    # DALI 2.4: `//` of floating-point operands is a plain division (42.0 // 9.0 == 4.666...)
+    return _int_div(a, b) if a.dtype.kind in "iub" else np.true_divide(a, b).astype(a.dtype)
 
 
 def _mod(a: np.ndarray, b: np.ndarray) -> np.ndarray:

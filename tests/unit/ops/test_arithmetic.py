@@ -280,3 +280,16 @@ def test_types_constant_array_is_pipeline_data() -> None:
     assert out[1][0].tolist() == arr.tolist()
     with pytest.raises(TypeError):
         types.Constant("ten")
+
+
+def test_float_floordiv_is_a_plain_division_as_in_dali() -> None:
+    """DALI 2.4: `//` with a floating-point operand divides without flooring (values below are its outputs)."""
+    a, b, c = np.float32([42, -7.5, 7]), np.float32([9, 2, 4]), np.uint8([42, 8, 7])
+    out = run_arrays([a], lambda x, y, z: (x // y, z // y, x // 2, z // 2.0), y=[b], z=[c])
+    want = [[4.6666665, -3.75, 1.75], [4.6666665, 4.0, 1.75], [21.0, -3.75, 3.5], [21.0, 4.0, 3.5]]
+    for got, values in zip(out, want):
+        assert got[0].dtype == np.float32
+        np.testing.assert_allclose(got[0], values, rtol=1e-7)
+    big = np.linspace(-50, 50, 5000, dtype=np.float32)  # long enough for the compiled CPU kernel
+    got = run_arrays([big], lambda x: x // np.float32(3.0))[0][0]
+    np.testing.assert_allclose(got, big / np.float32(3.0), rtol=1e-6)
