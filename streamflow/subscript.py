@@ -16,6 +16,7 @@ import numpy as np
 
 from .errors import PipelineDefinitionError, SampleError
 from .operator import Chunk, Operator
+from .types import parse_dtype
 
 __all__ = ["Index", "NewAxis", "ShapesOp", "SubscriptOp", "newaxis", "parse_key"]
 
@@ -167,7 +168,10 @@ class ShapesOp(Operator):
 
     def __init__(self, dtype: Any = np.int64, *, name: str | None = None) -> None:
         super().__init__(name=name)
-        self.dtype = np.dtype(dtype)
+        try:  # DALI's types.INT32 as well as numpy types and names
+            self.dtype = parse_dtype(dtype).numpy
+        except ValueError as err:
+            raise PipelineDefinitionError(f"shapes: {err}") from None
         if self.dtype.kind not in "iuf":
             raise PipelineDefinitionError(f"shapes: dtype must be numeric, got {self.dtype}")
 

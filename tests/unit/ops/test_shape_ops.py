@@ -26,6 +26,8 @@ def _one(build, *arrays, layout="HWC"):  # type: ignore[no-untyped-def]
 CASES = [
     ("shapes", lambda a: fn.shapes(a), (X,), "int64", (3,), "", [2, 3, 4]),
     ("shape()", lambda a: a.shape(), (X,), "int64", (3,), "", [2, 3, 4]),
+    ("shape(INT32)", lambda a: a.shape(dtype=sf.types.INT32), (X,), "int32", (3,), "", [2, 3, 4]),
+    ("shapes(float)", lambda a: fn.shapes(a, dtype=sf.types.FLOAT), (X,), "float32", (3,), "", [2, 3, 4]),
     ("reshape", lambda a: fn.reshape(a, shape=[4, 6]), (X,), "int16", (4, 6), "", list(range(8))),
     ("reshape -1", lambda a: fn.reshape(a, shape=[-1, 4]), (X,), "int16", (6, 4), "", list(range(8))),
     ("reshape layout", lambda a: fn.reshape(a, shape=[6, 4], layout="AB"), (X,), "int16", (6, 4), "AB", list(range(8))),
