@@ -85,3 +85,19 @@ def test_errors_name_the_problem() -> None:
         _one(lambda a: fn.reshape(a, shape=[5, 5]), X)
     with pytest.raises(sf.PipelineError, match="index 7 is out of bounds"):
         _one(lambda a: a[7], X)
+
+
+def test_reshape_src_dims_as_dali() -> None:
+    """DALI 2.4: src_dims picks input extents (-1 inserts one; data order kept), rel_shape scales them; the
+    layout is kept when the number of dimensions is (or named by layout=)."""
+    x = np.arange(24, dtype=np.int32).reshape(1, 4, 6)
+    out, lay = _one(lambda a: fn.reshape(a, src_dims=[1, -1, 2]), x, layout="CHW")
+    assert out.shape == (4, 1, 6) and lay == "CHW" and out.ravel().tolist() == list(range(24))
+    out, lay = _one(lambda a: fn.reshape(a, src_dims=[2, 1], rel_shape=[0.5, 2]), x, layout="CHW")
+    assert out.shape == (3, 8) and lay == ""
+    out, lay = _one(lambda a: fn.reshape(a, src_dims=[1, 2, -1], layout="HWC"), x, layout="CHW")
+    assert out.shape == (4, 6, 1) and lay == "HWC"
+    with pytest.raises(sf.PipelineError, match="only axes of extent 1 can be left out"):
+        _one(lambda a: fn.reshape(a, src_dims=[2, 1]), x.reshape(2, 2, 6), layout="CHW")
+    with pytest.raises(sf.PipelineDefinitionError, match="src_dims or shape"):
+        fn.reshape(fn.external_source([[x]]), src_dims=[0], shape=[24])
