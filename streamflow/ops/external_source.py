@@ -55,6 +55,15 @@ class _EndOfData(Exception):
     pass
 
 
+def _positional_parameters(source: Any) -> int:
+    """How many positional parameters ``source`` takes (``*args`` counts as one; unknown: one)."""
+    try:
+        params = inspect.signature(source).parameters.values()
+    except (TypeError, ValueError):
+        return 1
+    return sum(1 for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL))
+
+
 def _to_sample(value: Any, dtype: np.dtype | None, where: str) -> Any:
     if isinstance(value, (bytes, bytearray, memoryview)):
         arr: Any = np.frombuffer(value, dtype=np.uint8)
@@ -137,6 +146,8 @@ class ExternalSource(Source):
             callable(source) and not self._factory and not hasattr(source, "__iter__") and not hasattr(source, "__aiter__")
         )
         self._is_async_callable = self._is_callable and inspect.iscoroutinefunction(source)
+        # DALI: a per-sample callable gets the SampleInfo only if it takes a positional parameter
+        self._takes_info = self._is_callable and _positional_parameters(source) > 0
         self.parallel = bool(parallel)
         if self.parallel and not (self._is_callable or self._factory):
             raise PipelineDefinitionError(
@@ -285,7 +296,8 @@ class ExternalSource(Source):
             elif self.parallel and self._is_callable:
                 # every sample's call at once on the I/O threads (samples are independent)
                 infos = [SampleInfo(first_id + j, j, batch_index, epoch) for j in range(self._batch_size)]
-                pulled = await asyncio.gather(*(self._pull_checked(info) for info in infos), return_exceptions=True)
+                pulled = await asyncio.gather(*(self._pull_checked(info if self._takes_info else None) for info in infos),
+                                              return_exceptions=True)
                 ended = False
                 for j, item in enumerate(pulled):
                     if isinstance(item, _EndOfData):  # the samples before it make the last batch
@@ -300,7 +312,7 @@ class ExternalSource(Source):
                     raise _EndOfData
             else:
                 for j in range(self._batch_size):
-                    info = SampleInfo(first_id + j, j, batch_index, epoch) if self._is_callable else None
+                    info = SampleInfo(first_id + j, j, batch_index, epoch) if self._takes_info else None
                     where = f"{self._label()} sample {first_id + j} of epoch {epoch}"
                     item = await self._pull_checked(info)
                     for k, value in enumerate(self._split_outputs(item, where)):

@@ -305,3 +305,17 @@ def test_dtype_and_layout_lists_per_output() -> None:
         p.run()
     with pytest.raises(sf.PipelineDefinitionError, match="one value per output"):
         fn.external_source(source=lambda: 0, num_outputs=2, dtype=[types.UINT8])
+
+
+def test_per_sample_callable_without_parameter_gets_no_sample_info() -> None:
+    """DALI: batch=False calls a callable that takes no positional parameter without the SampleInfo."""
+    values = iter([np.int32(4), np.int32(5)])
+
+    @sf.pipeline_def(batch_size=2, num_threads=1)
+    def pipe():  # type: ignore[no-untyped-def]
+        return (fn.external_source(lambda: next(values), batch=False),
+                fn.external_source(lambda info: np.int32(info.idx_in_batch), batch=False))
+
+    with pipe() as p:
+        a, b = p.run()
+    assert a.as_array().tolist() == [4, 5] and b.as_array().tolist() == [0, 1]
