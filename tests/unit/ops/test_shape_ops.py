@@ -101,3 +101,19 @@ def test_reshape_src_dims_as_dali() -> None:
         _one(lambda a: fn.reshape(a, src_dims=[2, 1]), x.reshape(2, 2, 6), layout="CHW")
     with pytest.raises(sf.PipelineDefinitionError, match="src_dims or shape"):
         fn.reshape(fn.external_source([[x]]), src_dims=[0], shape=[24])
+
+
+def test_cat_and_stack_take_constant_inputs_as_dali() -> None:
+    """DALI 2.4 turns constant inputs into constants: fn.stack(0, w) (int32), fn.cat(f, [3.0, 4.0]) (float32)."""
+
+    @sf.pipeline_def(batch_size=1, num_threads=1)
+    def pipe():  # type: ignore[no-untyped-def]
+        w = fn.external_source([[np.int32(7)]])
+        f = fn.external_source([[np.float32([1.5, 2])]])
+        return fn.stack(0, w), fn.stack(w / 4, w / 2), fn.cat(f, [3.0, 4.0]), fn.stack(f, np.float32([9, 8]))
+
+    with pipe() as p:
+        out = [np.asarray(t.at(0)) for t in p.run()]
+    assert [(o.dtype.name, o.tolist()) for o in out] == [
+        ("int32", [0, 7]), ("float32", [1.75, 3.5]), ("float32", [1.5, 2.0, 3.0, 4.0]),
+        ("float32", [[1.5, 2.0], [9.0, 8.0]])]
