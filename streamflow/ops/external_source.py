@@ -102,11 +102,8 @@ class ExternalSource(Source):
     ) -> None:
         super().__init__(name=name)
         # No source: DALI's push mode, fed batch by batch with pipe.feed_input(name, data).
+        # Unnamed, it is fed through its DataNode (DALI: pipe.feed_input(node, data)), or its generated name.
         self.fed = source is None
-        if self.fed and not name:
-            raise PipelineDefinitionError(
-                "external_source without a source is fed with pipe.feed_input(name, data): give it a name"
-            )
         if self.fed and not batch:
             raise PipelineDefinitionError("external_source: feed_input gives whole batches (batch=True)")
         if num_outputs is not None and num_outputs < 1:

@@ -276,8 +276,14 @@ def test_feed_input_pushes_batches_in_order() -> None:
     with pytest.raises(sf.PipelineDefinitionError, match="no external_source named 'nope'"):
         pipe.feed_input("nope", first)
     pipe.close()
-    with pytest.raises(sf.PipelineDefinitionError, match="give it a name"):
-        fn.external_source()
+    # DALI: an unnamed fed source is fed through its DataNode
+    pipe = sf.Pipeline(batch_size=1, num_threads=1)
+    with pipe:
+        node = fn.external_source()
+        pipe.set_outputs(node * 2)
+    pipe.feed_input(node, [np.int32([3])])
+    assert pipe.run()[0].as_array().tolist() == [[6]]
+    pipe.close()
 
 
 def test_dtype_and_layout_lists_per_output() -> None:
