@@ -547,6 +547,37 @@ def warp_3d(dali: Any, fn: Any, types: Any) -> dict[str, Any]:
     return run(pipe, ["rotate_tensor_axis", "rotate_tuple_axis", "warp"])
 
 
+def legacy_ops(dali: Any, fn: Any, types: Any) -> dict[str, Any]:
+    """The legacy class API of the normalize / erase / warp / warp_3D tutorials: ``ops.X(**args)`` objects
+    made in ``__init__``, called in ``define_graph``, an ``ops.ExternalSource`` fed in ``iter_setup``."""
+    ops = importlib.import_module(dali.__name__ + ".ops")
+
+    class LegacyPipeline(dali.pipeline.Pipeline):  # type: ignore[misc,name-defined]
+        def __init__(self, batch_size: int, num_threads: int, device_id: Any) -> None:
+            super().__init__(batch_size, num_threads, device_id, seed=12)
+            self.input = ops.readers.File(files=[CAT, COFFEE])
+            self.decode = ops.decoders.Image(device="cpu", output_type=types.RGB)
+            self.crop = ops.Crop(crop=(40, 48))
+            self.norm = ops.Normalize(device="cpu", axes=[0, 1], scale=40, shift=120, dtype=types.UINT8)
+            self.erase = ops.Erase(device="cpu", anchor=[0.2, 0.3], shape=[0.4, 0.3], axis_names="HW",
+                                   normalized_anchor=True, normalized_shape=True, fill_value=(0, 200, 50))
+            self.transform_source = ops.ExternalSource()
+            self.warp = ops.WarpAffine(device="cpu", fill_value=200, size=(30, 36), interp_type=types.INTERP_NN)
+            self.rotate = ops.Rotate(device="cpu", angle=20, interp_type=types.INTERP_LINEAR)
+
+        def define_graph(self):  # type: ignore[no-untyped-def]
+            self.transform = self.transform_source()
+            jpegs, labels = self.input()
+            images = self.crop(self.decode(jpegs))
+            return (self.norm(images), self.erase(images), self.warp(images, matrix=self.transform),
+                    self.rotate(images), labels)
+
+        def iter_setup(self) -> None:
+            self.feed_input(self.transform, _warp_matrices())
+
+    return run(LegacyPipeline(2, 1, None), ["normalize", "erase", "warp", "rotate", "labels"])
+
+
 # --------------------------------------------------------------------- dynamic mode
 
 
@@ -593,6 +624,7 @@ PIPELINE_CASES = {
     "warp": warp,
     "3d_transforms": transforms_3d,
     "warp_3D": warp_3d,
+    "legacy_ops": legacy_ops,
 }
 
 

@@ -35,11 +35,11 @@ TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS / "dali_reference"))
 
 # --- the imports a DALI user changes: nvidia.dali -> streamflow ---------------------------------
-import op_notebook_cases as cases  # noqa: E402
+import op_notebook_cases as cases
 
-import streamflow as dali  # noqa: E402
-import streamflow.experimental.dynamic as ndd  # noqa: E402
-from streamflow import fn, types  # noqa: E402
+import streamflow as dali
+import streamflow.experimental.dynamic as ndd
+from streamflow import fn, types
 
 REF = TESTS / "data" / "dali" / "opnotebooks"
 
@@ -51,6 +51,7 @@ TOLERANCES: dict[tuple[str, str], tuple[float, float]] = {
     ("warp", "linear_clamp"): (1, 0.0),
     ("warp", "keep_size"): (1, 0.0),
     ("warp", "nn_fill"): (0, 0.005),  # NN: float32 coordinates on a pixel boundary pick the neighbour
+    ("legacy_ops", "warp"): (0, 0.005),
     **{("resize", n): (1, 0.0) for n in ("y_only", "size_h0", "not_smaller", "stretch", "max_size", "roi_relative",
                                          "roi_flipped", "no_antialias", "per_sample")},
 }
@@ -284,7 +285,7 @@ def test_3d_transforms() -> None:
     check("3d_transforms")
 
 
-def test_warp_3D() -> None:  # noqa: N802 - named after the tutorial
+def test_warp_3D() -> None:
     """warp_3D: a Pipeline subclass (define_graph, iter_setup + feed_input) rotating uint8 volumes about an axis
     given as types.Constant and as a tuple, and a 3-D warp_affine."""
     check("warp_3D")
@@ -295,3 +296,10 @@ def test_dynamic_mode_tutorials() -> None:
     """augmentation_gallery / brightness_contrast / color_space_conversion / hsv dynamic_mode: ndd.imread, the
     operators on a Tensor and on a Batch, .cpu()."""
     compare("dynamic_mode", cases.dynamic_mode(ndd, types))
+
+
+def test_legacy_ops_classes() -> None:
+    """normalize / erase / warp / warp_3D tutorials' legacy API: ``import streamflow.ops as ops``,
+    ``ops.readers.File``, ``ops.decoders.Image``, ``ops.Normalize``, ``ops.Erase``, ``ops.WarpAffine``,
+    ``ops.Rotate`` objects and an unnamed ``ops.ExternalSource`` fed in ``iter_setup``."""
+    check("legacy_ops")
