@@ -303,3 +303,42 @@ def test_legacy_ops_classes() -> None:
     ``ops.readers.File``, ``ops.decoders.Image``, ``ops.Normalize``, ``ops.Erase``, ``ops.WarpAffine``,
     ``ops.Rotate`` objects and an unnamed ``ops.ExternalSource`` fed in ``iter_setup``."""
     check("legacy_ops")
+
+
+def test_multiple_crops_with_random_windows() -> None:
+    """multiple_crops as the tutorial draws it: random.uniform with DataNode ranges (fn.stack(w / 4, w / 2)),
+    a random number of crops as the shape (num_crops[dali.newaxis]); every frame is the window it names."""
+
+    @dali.pipeline_def(batch_size=3, num_threads=1, device_id=None, seed=42)
+    def fixed_size_crops():  # type: ignore[no-untyped-def]
+        img = cases.photos(fn, types, files=(cases.CAT, cases.COFFEE, cases.ASTRONAUT), crop=(60, 80))
+        shape = img.shape(dtype=types.INT32)
+        h, w = shape[0], shape[1]
+        crop_w = fn.random.uniform(range=fn.stack(w / 4, w / 2), dtype=types.INT32)
+        crop_h = fn.random.uniform(range=fn.stack(h / 4, h / 2), dtype=types.INT32)
+        num_crops = fn.random.uniform(range=(1, 5), dtype=types.INT32)
+        crop_x_range = fn.cast(fn.stack(0, w - crop_w), dtype=types.FLOAT)
+        crop_y_range = fn.cast(fn.stack(0, h - crop_h), dtype=types.FLOAT)
+        crop_param_shape = num_crops[dali.newaxis]
+        crop_x = fn.random.uniform(shape=crop_param_shape, range=crop_x_range, dtype=types.INT32)
+        crop_y = fn.random.uniform(shape=crop_param_shape, range=crop_y_range, dtype=types.INT32)
+        crop_start = fn.stack(crop_x, crop_y, axis=1)
+        crop_size = fn.stack(crop_w, crop_h, axis=0)[dali.newaxis]
+        crop_end = crop_start + crop_size
+        mtx = fn.transforms.crop(from_start=fn.per_frame(crop_start + 0.0), from_end=fn.per_frame(crop_end + 0.0),
+                                 to_start=0.0, to_end=fn.per_frame(crop_size + 0.0))
+        crops = fn.warp_affine(img, mtx, size=fn.stack(crop_h, crop_w), interp_type=types.INTERP_NN,
+                               inverse_map=False)
+        return crops, img, crop_start, crop_size
+
+    pipe = fixed_size_crops()
+    pipe.build()
+    crops, img, start, size = pipe.run()
+    assert crops.layout() == "FHWC"
+    for i in range(3):
+        frames, image = np.array(crops.at(i)), np.array(img.at(i))
+        (cw, ch), starts = np.array(size.at(i))[0], np.array(start.at(i))
+        assert 1 <= len(frames) <= 4 and len(frames) == len(starts) and frames.shape[1:3] == (ch, cw)
+        assert 80 / 4 <= cw <= 80 / 2 and 60 / 4 <= ch <= 60 / 2
+        for frame, (x, y) in zip(frames, starts):
+            np.testing.assert_array_equal(frame, image[y:y + ch, x:x + cw])
