@@ -21,6 +21,7 @@ from .graph import DataNode
 from .ops.external_source import BatchInfo, SampleInfo
 from .pipeline import CpuFallbackWarning, Pipeline, PipelineState, pipeline_def
 from .stats import PipelineStats
+from .subscript import newaxis
 from .tensor import Batch, TensorList
 
 if _typing.TYPE_CHECKING:  # loaded on first use (__getattr__ below)
@@ -51,6 +52,7 @@ __all__ = [
     "fn",
     "io",
     "math",
+    "newaxis",
     "pipeline_def",
     "types",
 ]

@@ -9,7 +9,32 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-__all__ = ["gds_available", "gpu_count", "gpu_info"]
+from .tensor import TensorList
+from .types import Device
+
+__all__ = ["TensorListCPU", "TensorListGPU", "gds_available", "gpu_count", "gpu_info"]
+
+
+class _OnDevice(type):
+    """``isinstance(batch, TensorListGPU)``: a ``TensorList`` whose data is on that device."""
+
+    device: Device
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        return isinstance(instance, TensorList) and instance.device is cls.device
+
+
+class TensorListCPU(metaclass=_OnDevice):
+    """DALI's ``backend.TensorListCPU`` for ``isinstance`` checks: a pipeline output in host memory."""
+
+    device = Device.CPU
+
+
+class TensorListGPU(metaclass=_OnDevice):
+    """DALI's ``backend.TensorListGPU`` for ``isinstance`` checks: a pipeline output in GPU memory
+    (``out.as_cpu()`` copies it to the host)."""
+
+    device = Device.GPU
 
 
 @functools.lru_cache(maxsize=1)

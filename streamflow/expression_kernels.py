@@ -140,7 +140,7 @@ def _code(expr: Expr, dtypes: Sequence[np.dtype]) -> str:
     if op == "truediv":
         return f"({a} / {b})"
     if op == "floordiv":
-        return f"sf_idiv<{t_work}>({a}, {b})" if work.kind in "iu" else f"{_float_name('trunc', work)}({a} / {b})"
+        return f"sf_idiv<{t_work}>({a}, {b})" if work.kind in "iu" else f"({a} / {b})"  # DALI: float // is /
     if op == "mod":
         return f"sf_imod<{t_work}>({a}, {b})" if work.kind in "iu" else f"{_float_name('fmod', work)}({a}, {b})"
     if op == "pow":

@@ -37,7 +37,7 @@ import numpy as np
 
 from .errors import PipelineDefinitionError, SampleError
 from .operator import Chunk, Operator
-from .types import Device
+from .types import Device, ScalarConstant
 
 __all__ = ["BINARY", "FUNCTIONS", "UNARY", "ArithmeticOp", "Const", "Expr", "Input", "Node", "promote", "result_type"]
 
@@ -73,6 +73,8 @@ Expr = Input | Const | Node
 
 def constant(value: Any) -> Const:
     """A Python or numpy constant with DALI's type: ``int`` -> int32, ``float`` -> float32."""
+    if isinstance(value, ScalarConstant):  # types.Constant(10).uint8(): the type it was given
+        return Const(value.value.item(), value.dtype.numpy)
     if isinstance(value, (bool, np.bool_)):
         return Const(bool(value), np.dtype(np.bool_))
     if isinstance(value, int):
@@ -123,7 +125,8 @@ def _true_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _floor_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return _int_div(a, b) if a.dtype.kind in "iub" else np.trunc(np.true_divide(a, b)).astype(a.dtype)
+    # DALI 2.4: `//` of floating-point operands is a plain division (42.0 // 9.0 == 4.666...)
+    return _int_div(a, b) if a.dtype.kind in "iub" else np.true_divide(a, b).astype(a.dtype)
 
 
 def _mod(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -512,11 +512,15 @@ class Pipeline:
         ``external_source`` that runs out raises ``StopIteration`` as in DALI
         (the next call starts the source again); as in DALI, the samples of a
         per-sample source (``batch=False``) that do not fill the last batch are
-        dropped. For epoch-aware iteration use
-        ``iter()``, ``async for`` or ``next_batch()``.
+        dropped. For epoch-aware iteration use ``iter()``, ``async for`` or
+        ``next_batch()``. A subclass's ``iter_setup()`` (DALI's legacy hook,
+        e.g. calling ``feed_input``) runs first.
         """
         self._next_requested()
         self.build()
+        iter_setup = getattr(self, "iter_setup", None)
+        if callable(iter_setup):  # DALI's legacy subclass hook: feeds its external sources before each run
+            iter_setup()
         self._check_fed()
         self._taken += 1
         pending, self._interrupted = self._interrupted, None

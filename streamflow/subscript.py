@@ -16,15 +16,35 @@ import numpy as np
 
 from .errors import PipelineDefinitionError, SampleError
 from .operator import Chunk, Operator
+from .types import parse_dtype
 
-__all__ = ["Index", "ShapesOp", "SubscriptOp", "parse_key"]
+__all__ = ["Index", "NewAxis", "ShapesOp", "SubscriptOp", "newaxis", "parse_key"]
+
+
+class NewAxis:
+    """DALI's ``newaxis``: ``x[newaxis]`` inserts an axis of extent 1; ``newaxis("F")`` names it in the layout."""
+
+    def __init__(self, name: str | None = None) -> None:
+        if name is not None and len(name) != 1:
+            raise PipelineDefinitionError(f"newaxis: a layout name is one character, got {name!r}")
+        self.name = name
+
+    def __call__(self, name: str) -> NewAxis:
+        return NewAxis(name)
+
+    def __repr__(self) -> str:
+        return "newaxis" if self.name is None else f"newaxis({self.name!r})"
+
+
+#: ``x[newaxis]``, ``x[:, newaxis]`` (``import streamflow as dali; dali.newaxis``).
+newaxis = NewAxis()
 
 
 @dataclass(frozen=True)
 class Index:
     """One entry of a subscript: an index, or a slice; a ``str`` value names a per-sample argument."""
 
-    kind: str  # "index" | "slice" | "ellipsis"
+    kind: str  # "index" | "slice" | "ellipsis" | "newaxis" (``at``: its layout name or None)
     at: Any = None
     start: Any = None
     stop: Any = None
@@ -61,8 +81,10 @@ def parse_key(key: Any, arg_name: Any) -> tuple[tuple[Index, ...], dict[str, Any
                 raise PipelineDefinitionError("subscript: a slice step cannot be 0")
             out.append(Index("slice", start=bound(e.start, f"s{k}_start"), stop=bound(e.stop, f"s{k}_stop"),
                              step=bound(e.step, f"s{k}_step")))
+        elif isinstance(e, NewAxis):
+            out.append(Index("newaxis", at=e.name))
         elif e is None:
-            raise PipelineDefinitionError("subscript: None (new axis) is not supported; use fn.expand_dims")
+            raise PipelineDefinitionError("subscript: None (new axis) is not supported; use newaxis or fn.expand_dims")
         else:
             out.append(Index("index", at=bound(e, f"i{k}")))
     return tuple(out), args
@@ -83,15 +105,27 @@ class SubscriptOp(Operator):
     def _out_layout(self, layout: str) -> str:
         if not layout:
             return ""
-        explicit = [i for i in self.key if i.kind != "ellipsis"]
-        axes: list[Index | None] = list(explicit)
+        explicit = [i for i in self.key if i.kind not in ("ellipsis", "newaxis")]
+        fill: list[Index | None] = [None] * (len(layout) - len(explicit))
+        if len(explicit) > len(layout):
+            return ""
+        key: list[Index | None] = list(self.key)
         if any(i.kind == "ellipsis" for i in self.key):
             at = [i.kind for i in self.key].index("ellipsis")
-            axes = list(self.key[:at]) + [None] * (len(layout) - len(explicit)) + list(self.key[at + 1:])
-        axes += [None] * (len(layout) - len(axes))
-        if len(axes) != len(layout):
-            return ""
-        return "".join(c for c, i in zip(layout, axes) if i is None or i.kind != "index")
+            key = key[:at] + fill + key[at + 1:]
+        else:
+            key += fill
+        out = ""
+        letters = iter(layout)
+        for i in key:
+            if i is not None and i.kind == "newaxis":
+                if i.at is None:
+                    return ""  # an unnamed new axis: DALI drops the layout too
+                out += i.at
+            else:
+                c = next(letters)
+                out += "" if i is not None and i.kind == "index" else c
+        return out
 
     def _value(self, chunk: Chunk, row: int, v: Any) -> Any:
         if isinstance(v, str):
@@ -108,6 +142,8 @@ class SubscriptOp(Operator):
             for i in self.key:
                 if i.kind == "ellipsis":
                     key.append(Ellipsis)
+                elif i.kind == "newaxis":
+                    key.append(None)
                 elif i.kind == "slice":
                     key.append(slice(self._value(chunk, row, i.start), self._value(chunk, row, i.stop),
                                      self._value(chunk, row, i.step)))
@@ -132,7 +168,10 @@ class ShapesOp(Operator):
 
     def __init__(self, dtype: Any = np.int64, *, name: str | None = None) -> None:
         super().__init__(name=name)
-        self.dtype = np.dtype(dtype)
+        try:  # DALI's types.INT32 as well as numpy types and names
+            self.dtype = parse_dtype(dtype).numpy
+        except ValueError as err:
+            raise PipelineDefinitionError(f"shapes: {err}") from None
         if self.dtype.kind not in "iuf":
             raise PipelineDefinitionError(f"shapes: dtype must be numeric, got {self.dtype}")
 

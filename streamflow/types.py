@@ -55,6 +55,9 @@ __all__ = [
     "Number",
     "OutOfBoundsPolicy",
     "YCbCr",
+    "Constant",
+    "ScalarConstant",
+    "to_dali_type",
     "parse_device",
     "parse_dtype",
     "parse_image_type",
@@ -266,3 +269,101 @@ class BatchInfo:
 
     iteration: int
     epoch_idx: int
+def to_dali_type(name: str) -> DataType:
+    """DALI's ``types.to_dali_type``: the ``DataType`` of a numpy type name (``"uint8"`` -> ``UINT8``)."""
+    return parse_dtype(name)
+
+
+class ScalarConstant:
+    """DALI's ``types.ScalarConstant``: a number with an explicit type for arithmetic on pipeline data.
+
+    ``Constant(10).uint8() * images`` computes in uint8; a plain ``10`` would be
+    int32 (a Python ``int`` is INT32, a ``float`` FLOAT, a ``bool`` BOOL).
+    """
+
+    def __init__(self, value: Any, dtype: Any = None) -> None:
+        if dtype is None:
+            dtype = DataType.BOOL if isinstance(value, (bool, np.bool_)) else (
+                DataType.INT32 if isinstance(value, (int, np.integer)) else DataType.FLOAT)
+        self.dtype = parse_dtype(dtype)
+        if not isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating)):
+            raise TypeError(f"Constant: expected a number, got {value!r}")
+        #: the value as a numpy scalar of ``dtype`` (a float given an integer type is truncated, as in DALI)
+        self.value = self.dtype.numpy.type(value)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return np.asarray(self.value, dtype=dtype)
+
+    def __int__(self) -> int:
+        return int(self.value)
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+    def __bool__(self) -> bool:
+        return bool(self.value)
+
+    def __str__(self) -> str:
+        return f"{self.value}:DALIDataType.{self.dtype.name}"
+
+    __repr__ = __str__
+
+    def bool(self) -> ScalarConstant:
+        return ScalarConstant(self.value, DataType.BOOL)
+
+    def int8(self) -> ScalarConstant:
+        return ScalarConstant(self.value, DataType.INT8)
+
+    def int16(self) -> ScalarConstant:
+        return ScalarConstant(self.value, DataType.INT16)
+
+    def int32(self) -> ScalarConstant:
+        return ScalarConstant(self.value, DataType.INT32)
+
+    def int64(self) -> ScalarConstant:
+        return ScalarConstant(self.value, DataType.INT64)
+
+    def uint8(self) -> ScalarConstant:
+        return ScalarConstant(self.value, DataType.UINT8)
+
+    def uint16(self) -> ScalarConstant:
+        return ScalarConstant(self.value, DataType.UINT16)
+
+    def uint32(self) -> ScalarConstant:
+        return ScalarConstant(self.value, DataType.UINT32)
+
+    def uint64(self) -> ScalarConstant:
+        return ScalarConstant(self.value, DataType.UINT64)
+
+    def float16(self) -> ScalarConstant:
+        return ScalarConstant(self.value, DataType.FLOAT16)
+
+    def float32(self) -> ScalarConstant:
+        return ScalarConstant(self.value, DataType.FLOAT)
+
+    def float64(self) -> ScalarConstant:
+        return ScalarConstant(self.value, DataType.FLOAT64)
+
+
+#: Makes pipeline data of a constant array; registered by ``streamflow.ops.constant`` (a higher layer).
+_tensor_constant: Any = None
+
+
+def register_tensor_constant(factory: Any) -> None:
+    """Set what ``Constant(array)`` calls to make pipeline data (``factory(array, layout=...)``)."""
+    global _tensor_constant
+    _tensor_constant = factory
+
+
+def Constant(value: Any, dtype: Any = None, shape: Any = None, layout: str | None = None,
+             device: Any = None, **kwargs: Any) -> Any:
+    """DALI's ``types.Constant``: a number gives a ``ScalarConstant`` (for arithmetic); an array (or a
+    ``shape``) gives pipeline data holding that array for every sample (``fn.constant``)."""
+    if shape is None and layout is None and np.ndim(value) == 0 and not isinstance(value, np.ndarray):
+        return ScalarConstant(value, dtype)
+    array = np.asarray(value) if dtype is None else np.asarray(value, dtype=parse_dtype(dtype).numpy)
+    if shape is not None:
+        array = np.broadcast_to(array, tuple(int(s) for s in np.atleast_1d(shape))).copy()
+    if _tensor_constant is None:  # pragma: no cover - streamflow.ops.constant is loaded by `import streamflow`
+        raise RuntimeError("types.Constant(array) needs streamflow's operators: import streamflow first")
+    return _tensor_constant(array, layout=layout or "")

@@ -34,6 +34,7 @@ from ..types import DataType, Device, ImageType, InterpType
 from . import namespace as _namespace
 from . import rng as _rng
 from .executor import EvalMode, get_num_threads, set_num_threads
+from .files import imread
 from .reader import Reader
 from .tensors import Batch, Tensor, as_batch, as_tensor, batch, tensor
 
@@ -50,6 +51,7 @@ __all__ = [
     "as_tensor",
     "batch",
     "get_num_threads",
+    "imread",
     "set_num_threads",
     "tensor",
 ]
@@ -74,3 +76,4 @@ def _build() -> None:
 
 
 _build()
+

@@ -25,6 +25,7 @@ from .data import BatchLike, TensorLike
 from .executor import EvalMode as EvalMode
 from .executor import get_num_threads as get_num_threads
 from .executor import set_num_threads as set_num_threads
+from .files import imread as imread
 from .reader import Reader as Reader
 from .rng import RNG
 from .tensors import Batch as Batch
@@ -124,6 +125,7 @@ __all__ = [
     "image_decoder_crop",
     "image_decoder_random_crop",
     "image_decoder_slice",
+    "imread",
     "io",
     "jitter",
     "jpeg_compression_distortion",
@@ -344,9 +346,9 @@ def random_resized_crop(data: TensorLike | BatchLike, *, size: Sequence[Number] 
 
 
 @overload
-def reshape(data: TensorLike, *, shape: Sequence[int] | Tensor | None = ..., rel_shape: Sequence[float] | Tensor | None = ..., layout: str | None = ..., device: str | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
+def reshape(data: TensorLike, *, shape: Sequence[int] | Tensor | None = ..., rel_shape: Sequence[float] | Tensor | None = ..., layout: str | None = ..., src_dims: Sequence[int] | None = ..., device: str | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
 @overload
-def reshape(data: TensorLike | BatchLike, *, shape: Sequence[int] | BatchLike | None = ..., rel_shape: Sequence[float] | BatchLike | None = ..., layout: str | None = ..., device: str | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
+def reshape(data: TensorLike | BatchLike, *, shape: Sequence[int] | BatchLike | None = ..., rel_shape: Sequence[float] | BatchLike | None = ..., layout: str | None = ..., src_dims: Sequence[int] | None = ..., device: str | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
 
 
 @overload
@@ -581,9 +583,9 @@ def coin_flip(shape_like: BatchLike | None = ..., *, probability: float | BatchL
 
 
 @overload
-def uniform(shape_like: Tensor | None = ..., *, range: Sequence[float] | Tensor = ..., values: Sequence[float] | Tensor | None = ..., shape: int | Sequence[int] | None = ..., dtype: DataType | str | None = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
+def uniform(shape_like: Tensor | None = ..., *, range: Sequence[float] | Tensor = ..., values: Sequence[float] | Tensor | None = ..., shape: int | Sequence[int] | Tensor | None = ..., dtype: DataType | str | None = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: None = ...) -> Tensor: ...
 @overload
-def uniform(shape_like: BatchLike | None = ..., *, range: Sequence[float] | BatchLike = ..., values: Sequence[float] | BatchLike | None = ..., shape: int | Sequence[int] | None = ..., dtype: DataType | str | None = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
+def uniform(shape_like: BatchLike | None = ..., *, range: Sequence[float] | BatchLike = ..., values: Sequence[float] | BatchLike | None = ..., shape: int | Sequence[int] | BatchLike | None = ..., dtype: DataType | str | None = ..., seed: int | None = ..., name: str | None = ..., device: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Batch: ...
 
 
 def audio_decoder(data: TensorLike | BatchLike, *, sample_rate: float | BatchLike = ..., downmix: builtins.bool = ..., dtype: DataType | str = ..., quality: float = ..., device: str | Device | None = ..., name: str | None = ..., rng: RNG | int | None = ..., batch_size: int | None = ...) -> Any:

@@ -228,7 +228,7 @@ def _module(namespace: str, source: types.ModuleType, asynchronous: bool, depth:
 _DTYPES = ("uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64", "float16", "float32",
            "float64", "bool")
 _TOP = [("..types", n) for n in ("DataType", "Device", "ImageType", "InterpType")] + [
-    (".executor", n) for n in ("EvalMode", "get_num_threads", "set_num_threads")] + [
+    (".executor", n) for n in ("EvalMode", "get_num_threads", "set_num_threads")] + [(".files", "imread")] + [
     (".reader", "Reader")] + [(".tensors", n) for n in ("Batch", "Tensor", "as_batch", "as_tensor", "batch", "tensor")]
 
 

@@ -226,3 +226,4 @@ __all__ = [
     "jpeg_compression_distortion",
     "noise",
 ]
+from . import legacy as _legacy  # noqa: E402,F401  (DALI's legacy ops.<CamelCase> classes)

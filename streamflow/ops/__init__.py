@@ -23,3 +23,26 @@ and its CPU implementation. Their GPU implementations live in
     displacement.py (water, sphere, jitter)  debayer.py  clahe.py  opencv.py (their cv2)  morphology.py (dilate, erode)
     power_spectrum.py  dump_image.py  decoders/numpy.py  decoders/inflate.py  readers/sequence.py  readers/fits.py
 """
+
+from typing import Any as _Any
+
+#: Makes DALI's legacy operator classes (``ops.Resize(...)``): registered by ``streamflow.fn.legacy``.
+_legacy_factory: _Any = None
+
+
+def register_legacy_ops(factory: _Any) -> None:
+    """Set what ``ops.<CamelCase>`` gives: ``factory(namespace, name)`` -> a class."""
+    global _legacy_factory
+    _legacy_factory = factory
+
+
+def legacy_op(namespace: str, name: str) -> _Any:
+    """DALI's legacy class API: ``ops.WarpAffine(**args)(images)`` is ``fn.warp_affine(images, **args)``."""
+    if _legacy_factory is None or not name[:1].isupper():
+        where = f"streamflow.ops.{namespace}" if namespace else "streamflow.ops"
+        raise AttributeError(f"module {where!r} has no attribute {name!r}")
+    return _legacy_factory(namespace, name)
+
+
+def __getattr__(name: str) -> _Any:
+    return legacy_op("", name)

@@ -15,6 +15,7 @@ from ..errors import PipelineDefinitionError, SampleError
 from ..graph import DataNode, add_node, input_layout, require_node
 from ..operator import Chunk, Operator
 from .arguments import fn_function
+from .constant import constant_node
 
 __all__ = ["Cat", "Join", "Stack", "cat", "stack"]
 
@@ -55,9 +56,22 @@ class Stack(Join):
     kind: ClassVar[str] = "stack"
 
 
+def _as_node(value: Any) -> Any:
+    """A constant input as pipeline data, as DALI turns it into ``types.Constant`` (``fn.stack(0, w - x)``):
+    Python ints are int32 and floats float32; numpy arrays keep their type."""
+    if isinstance(value, DataNode) or isinstance(value, str) or not (
+            isinstance(value, (int, float, list, tuple)) or hasattr(value, "__array__")):
+        return value
+    array = np.asarray(value)
+    if not isinstance(value, np.ndarray) and not isinstance(value, np.generic):
+        array = array.astype(np.float32 if array.dtype.kind == "f" else np.int32 if array.dtype.kind in "iu"
+                             else array.dtype)
+    return constant_node(array)
+
+
 def _build(kind: str, inputs: tuple[Any, ...], axis: int | None, axis_name: str | None, device: str | None,
            name: str | None) -> DataNode:
-    nodes = [require_node(x, kind, i) for i, x in enumerate(inputs)]
+    nodes = [require_node(_as_node(x), kind, i) for i, x in enumerate(inputs)]
     if len(nodes) < 1:
         raise PipelineDefinitionError(f"{kind}: give at least one input")
     layouts = {input_layout(n, kind) for n in nodes}

@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .. import types as _types
 from ..errors import PipelineDefinitionError, SampleError
 from ..graph import DataNode, add_node, input_layout, split_arguments
 from ..operator import Chunk, Operator
@@ -185,6 +186,9 @@ def constant_node(value: Any, *, layout: str = "", name: str | None = None) -> D
     if layout and len(layout) != array.ndim:
         raise PipelineDefinitionError(f"constant: layout {layout!r} does not match {array.ndim} dimensions")
     return add_node(Constant(array, layout, name=name), [])[0]
+
+
+_types.register_tensor_constant(constant_node)  # DALI's types.Constant(array) makes this node
 
 
 @fn_function()

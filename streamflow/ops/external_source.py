@@ -45,6 +45,13 @@ def _per_output(what: str, value: Any, num_outputs: int) -> list[Any]:
             f"external_source: {what} has {len(value)} entries, expected one per output ({num_outputs})"
         )
     return list(value)
+def _positional_parameters(source: Any) -> int:
+    """How many positional parameters ``source`` takes (``*args`` counts as one; unknown: one)."""
+    try:
+        params = inspect.signature(source).parameters.values()
+    except (TypeError, ValueError):
+        return 1
+    return sum(1 for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL))
 
 
 def _to_sample(value: Any, dtype: np.dtype | None, where: str) -> Any:
@@ -85,11 +92,8 @@ class ExternalSource(Source):
     ) -> None:
         super().__init__(name=name)
         # No source: DALI's push mode, fed batch by batch with pipe.feed_input(name, data).
+        # Unnamed, it is fed through its DataNode (DALI: pipe.feed_input(node, data)), or its generated name.
         self.fed = source is None
-        if self.fed and not name:
-            raise PipelineDefinitionError(
-                "external_source without a source is fed with pipe.feed_input(name, data): give it a name"
-            )
         if self.fed and not batch:
             raise PipelineDefinitionError("external_source: feed_input gives whole batches (batch=True)")
         if num_outputs is not None and num_outputs < 1:
@@ -124,6 +128,8 @@ class ExternalSource(Source):
             callable(source) and not self._factory and not hasattr(source, "__iter__") and not hasattr(source, "__aiter__")
         )
         self._is_async_callable = self._is_callable and inspect.iscoroutinefunction(source)
+        # DALI: a per-sample callable gets the SampleInfo only if it takes a positional parameter
+        self._takes_info = self._is_callable and _positional_parameters(source) > 0
         self.parallel = bool(parallel)
         if self.parallel and not (self._is_callable or self._factory):
             raise PipelineDefinitionError(
@@ -273,7 +279,8 @@ class ExternalSource(Source):
             elif self.parallel and self._is_callable:
                 # every sample's call at once on the I/O threads (samples are independent)
                 infos = [SampleInfo(first_id + j, j, batch_index, epoch) for j in range(self._batch_size)]
-                pulled = await asyncio.gather(*(self._pull_checked(info) for info in infos), return_exceptions=True)
+                pulled = await asyncio.gather(*(self._pull_checked(info if self._takes_info else None) for info in infos),
+                                              return_exceptions=True)
                 ended = False
                 for j, item in enumerate(pulled):
                     if isinstance(item, _EndOfData):  # the samples before it make the last batch
@@ -288,7 +295,7 @@ class ExternalSource(Source):
                     raise _EndOfData
             else:
                 for j in range(self._batch_size):
-                    info = SampleInfo(first_id + j, j, batch_index, epoch) if self._is_callable else None
+                    info = SampleInfo(first_id + j, j, batch_index, epoch) if self._takes_info else None
                     where = f"{self._label()} sample {first_id + j} of epoch {epoch}"
                     item = await self._pull_checked(info)
                     for k, value in enumerate(self._split_outputs(item, where)):

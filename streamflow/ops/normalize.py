@@ -86,11 +86,9 @@ class Normalize(Operator):
         self.ddof = int(ddof)
         if self.ddof < 0:
             raise PipelineDefinitionError(f"normalize: ddof must be >= 0, got {ddof}")
-        if batch and not (self.has_mean and self.has_stddev):
-            raise PipelineDefinitionError(
-                "normalize: batch=True (statistics over the whole batch) is not supported yet; "
-                "give mean and stddev, or use batch=False (per-sample statistics)"
-            )
+        #: DALI's batch=True: a missing mean / stddev is computed over the reduced axes of every sample at once
+        self.batch = bool(batch) and not (self.has_mean and self.has_stddev)
+        self.whole_batch = self.batch  # the statistics mix the samples: one chunk
         self.out_dtype = parse_output_dtype(dtype, "normalize: dtype")
 
     def _axes_from_names(self, layout: str, ndim: int) -> tuple[int, ...]:
@@ -118,25 +116,64 @@ class Normalize(Operator):
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
         out: list[Any] = []
+        stats = None
+        if self.batch:
+            try:
+                stats = self.batch_statistics(chunk, [np.asarray(v) for v in chunk.inputs[0]])
+            except SampleError as e:  # the batch's statistics are every sample's
+                for row in range(len(chunk.inputs[0])):
+                    chunk.fail(row, e)
+                return [[None] * len(chunk.inputs[0])]
         for row, value in enumerate(chunk.inputs[0]):
             try:
-                out.append(self.normalize_sample(chunk, row, np.asarray(value)))
+                out.append(self.normalize_sample(chunk, row, np.asarray(value), stats=stats))
             except (SampleError, PipelineDefinitionError, ValueError) as e:
                 chunk.fail(row, e if isinstance(e, SampleError) else SampleError(str(e)))
                 out.append(None)
         return [out]
 
-    def normalize_sample(self, chunk: Chunk, row: int, x: Any, xp: Any = np) -> Any:
+    def batch_statistics(self, chunk: Chunk, samples: Sequence[np.ndarray]) -> tuple[Any, Any]:
+        """``batch=True``: the (mean, stddev) not given, over the reduced axes of all samples together.
+
+        As in DALI, the samples' extents outside the reduced axes must be equal;
+        the results keep the reduced axes with extent 1 (host float64 arrays).
+        """
+        if not samples:
+            return None, None
+        ndims = {x.ndim for x in samples}
+        axes = self._reduced_axes(samples[0].ndim)
+        kept = {tuple(e for i, e in enumerate(x.shape) if i not in axes) for x in samples}
+        if len(ndims) > 1 or len(kept) > 1:
+            raise SampleError(f"normalize: batch=True needs samples of equal extents outside the reduced axes "
+                              f"{list(axes)}, got shapes {[x.shape for x in samples]}")
+        count = sum(int(np.prod([x.shape[a] for a in axes])) for x in samples)
+        data = [x.astype(np.float64) for x in samples]
+        mean = chunk.arg("mean", 0, self.mean)
+        computed_mean = None
+        if not self.has_mean:
+            mean = computed_mean = sum(d.sum(axis=axes, keepdims=True) for d in data) / max(count, 1)
+        computed_std = None
+        if not self.has_stddev:
+            ss = sum(((d - np.asarray(mean, dtype=np.float64)) ** 2).sum(axis=axes, keepdims=True) for d in data)
+            computed_std = np.sqrt(ss / (count - self.ddof)) if count - self.ddof > 0 else np.zeros_like(ss)
+        return computed_mean, computed_std
+
+    def normalize_sample(self, chunk: Chunk, row: int, x: Any, xp: Any = np,
+                         stats: tuple[Any, Any] | None = None) -> Any:
         """One sample, normalized; ``xp`` is its array module (numpy, or cupy on the GPU).
 
         The statistics and the arithmetic are the same operations on either;
-        given means and deviations are host values, copied to ``xp``.
+        given means and deviations are host values, copied to ``xp``. ``stats``:
+        the batch's (mean, stddev) of ``batch_statistics`` (None: per sample).
         """
         if x.dtype.kind not in "uif":
             raise SampleError(f"normalize: input must be numeric, got dtype {x.dtype}")
         data = x.astype(np.float64)
         mean = chunk.arg("mean", row, self.mean)
         std = chunk.arg("stddev", row, self.stddev)
+        if stats is not None:
+            mean = mean if stats[0] is None else stats[0]
+            std = std if stats[1] is None else stats[1]
         axes = self._reduced_axes(x.ndim)
         if self.axes is None and not self.axis_names:
             # DALI: without axes, the reduced axes are those where a given
@@ -211,7 +248,8 @@ def normalize(
         scale, shift: applied after normalizing.
         epsilon: added to the variance.
         ddof: delta degrees of freedom of the computed stddev.
-        batch: statistics over the whole batch (only with given mean and stddev for now).
+        batch: a mean / stddev that is not given is computed over the whole batch (the samples'
+            extents outside the reduced axes must match).
         dtype: output type, default ``FLOAT``; integer types round and saturate.
     """
     constants, per_sample = split_arguments(dict(mean=mean, stddev=stddev))

@@ -87,12 +87,17 @@ class _RandomOp(Operator):
     def sample_shape(self, chunk: Chunk, row: int) -> tuple[int, ...]:
         if self.shape_like:
             return tuple(np.shape(chunk.inputs[-1][row]))
+        if "shape" in chunk.args:  # DALI: a per-sample shape (e.g. num_crops[newaxis])
+            try:
+                return shape_argument(chunk.args["shape"][row], f"{self.name}: shape")
+            except PipelineDefinitionError as err:
+                raise SampleError(str(err)) from None
         return self.shape
 
     def _uniforms(self, chunk: Chunk, draw: int = 0) -> list[Any]:
         """Per sample, uniform [0, 1) float64 values of the sample's shape."""
         key = operator_key(chunk, self.seed, self.name)
-        if not self.shape and not self.shape_like:
+        if not self.shape and not self.shape_like and "shape" not in chunk.args:
             values = rng.uniform(key, chunk.epoch, chunk.sample_ids, draw)
             return [np.float64(v) for v in values]
         out = []
@@ -111,7 +116,7 @@ class Uniform(_RandomOp):
     """Uniform in ``[lo, hi)``, or a uniform choice among ``values``; float32 unless ``dtype``."""
 
     name = "random.uniform"
-    per_sample_args = frozenset({"range", "values"})
+    per_sample_args = frozenset({"range", "values", "shape"})
 
     def __init__(self, range: Sequence[float] = (-1.0, 1.0), values: Sequence[float] | None = None,
                  shape: int | Sequence[int] | None = None, name: str | None = None, *, dtype: Any = None,
@@ -329,7 +334,7 @@ def uniform(
     *,
     range: Sequence[float] | DataNode = (-1.0, 1.0),
     values: Sequence[float] | DataNode | None = None,
-    shape: int | Sequence[int] | None = None,
+    shape: int | Sequence[int] | DataNode | None = None,
     dtype: DataType | str | None = None,
     seed: int | None = None,
     name: str | None = None,
@@ -339,12 +344,13 @@ def uniform(
     Args:
         shape_like: draw an array of each sample's shape of this input.
         values: choose among these (equal probability; ``range`` is then ignored).
-        shape: draw an array of this shape per sample instead of a scalar.
+        shape: draw an array of this shape per sample instead of a scalar (per sample allowed).
         dtype: output type (default float32); integers round half away from zero.
         seed: a fixed seed for this operator (default: from the pipeline's seed).
     """
-    constants, per_sample = split_arguments({"range": range, "values": values})
-    op = Uniform(constants.get("range", (-1.0, 1.0)), values=constants.get("values"), shape=shape, name=name,
+    constants, per_sample = split_arguments({"range": range, "values": values, "shape": shape})
+    op = Uniform(constants.get("range", (-1.0, 1.0)), values=constants.get("values"), shape=constants.get("shape"),
+                 name=name,
                  dtype=dtype, seed=seed, shape_like=shape_like is not None)
     return _add(op, shape_like, per_sample)
 

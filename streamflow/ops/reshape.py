@@ -41,8 +41,13 @@ class Reshape(Operator):
     name: ClassVar[str] = "reshape"
     per_sample_args = frozenset({"shape", "rel_shape"})
 
-    def __init__(self, shape: Any, rel_shape: Any, layout: str | None, in_layout: str, *, name: str | None = None) -> None:
+    def __init__(self, shape: Any, rel_shape: Any, layout: str | None, in_layout: str, *, name: str | None = None,
+                 src_dims: Sequence[int] | None = None) -> None:
         super().__init__(name=name)
+        #: DALI's src_dims: output axis i has the extent of input axis src_dims[i] (-1: a new axis of extent 1)
+        self.src_dims = None if src_dims is None else tuple(int(d) for d in src_dims)
+        if self.src_dims is not None and shape is not None:
+            raise PipelineDefinitionError("reshape: give src_dims or shape, not both")
         self.shape = None if shape is None else tuple(int(v) for v in np.asarray(shape).reshape(-1))
         self.rel_shape = None if rel_shape is None else tuple(float(v) for v in np.asarray(rel_shape).reshape(-1))
         if self.shape is not None and sum(v == -1 for v in self.shape) > 1:
@@ -50,16 +55,31 @@ class Reshape(Operator):
         self._layout = layout if layout is not None else in_layout
         self._keep_layout_if_same_ndim = layout is None
 
+    def _source_extents(self, arr: np.ndarray) -> tuple[int, ...]:
+        """The extents ``src_dims`` picks (the input's own without it); unpicked axes must have extent 1."""
+        if self.src_dims is None:
+            return arr.shape
+        if any(not -1 <= d < arr.ndim for d in self.src_dims):
+            raise SampleError(f"reshape: src_dims {list(self.src_dims)} out of range for a {arr.ndim}-d sample")
+        dropped = [i for i in range(arr.ndim) if i not in self.src_dims and arr.shape[i] != 1]
+        if dropped:
+            raise SampleError(f"reshape: src_dims {list(self.src_dims)} leaves out axes {dropped} of a sample of "
+                              f"shape {arr.shape}; only axes of extent 1 can be left out")
+        return tuple(1 if d == -1 else arr.shape[d] for d in self.src_dims)
+
     def _target(self, chunk: Chunk, row: int, arr: np.ndarray) -> tuple[int, ...]:
         shape = chunk.arg("shape", row, self.shape)
         rel = chunk.arg("rel_shape", row, self.rel_shape)
         if shape is not None:
             return tuple(int(v) for v in np.asarray(shape).reshape(-1))
+        extents = self._source_extents(arr)
         if rel is not None:
             rel = [float(v) for v in np.asarray(rel).reshape(-1)]
-            if len(rel) != arr.ndim:
-                raise SampleError(f"reshape: rel_shape has {len(rel)} values for a sample of {arr.ndim} dimensions")
-            return tuple(int(round(r * n)) for r, n in zip(rel, arr.shape))
+            if len(rel) != len(extents):
+                raise SampleError(f"reshape: rel_shape has {len(rel)} values for {len(extents)} dimensions")
+            return tuple(int(round(r * n)) for r, n in zip(rel, extents))
+        if self.src_dims is not None:
+            return extents
         if "shape" not in chunk.args and "rel_shape" not in chunk.args:
             return arr.shape  # only a new layout (DALI: fn.reshape(x, layout="HWC"))
         raise SampleError("reshape: give shape or rel_shape")
@@ -78,7 +98,7 @@ class Reshape(Operator):
 
     def layout(self, index: int) -> str:
         if self._keep_layout_if_same_ndim:
-            n = len(self.shape) if self.shape is not None else len(self.rel_shape or ())
+            n = len(self.shape) if self.shape is not None else len(self.rel_shape or self.src_dims or ())
             return self._layout if n == len(self._layout) else ""
         return self._layout
 
@@ -143,14 +163,21 @@ class ExpandDims(Operator):
 @fn_function()
 def reshape(data: DataNode, *, shape: Sequence[int] | DataNode | None = None,
             rel_shape: Sequence[float] | DataNode | None = None, layout: str | None = None,
+            src_dims: Sequence[int] | None = None,
             device: str | None = None, name: str | None = None) -> DataNode:
-    """A new shape for every sample (same elements): ``shape`` (one extent may be -1) or ``rel_shape``."""
+    """A new shape for every sample (same elements): ``shape`` (one extent may be -1) or ``rel_shape``.
+
+    ``src_dims`` (DALI's): output axis i takes input axis ``src_dims[i]``'s extent
+    (``-1``: a new axis of extent 1; left-out axes must have extent 1), scaled by
+    ``rel_shape`` if given; the elements keep their order (no transposition).
+    """
     constants, per_sample = split_arguments(dict(shape=shape, rel_shape=rel_shape))
-    if shape is None and rel_shape is None and layout is None:
-        raise PipelineDefinitionError("reshape: give shape, rel_shape or layout")
+    if shape is None and rel_shape is None and layout is None and src_dims is None:
+        raise PipelineDefinitionError("reshape: give shape, rel_shape, src_dims or layout")
     if shape is not None and rel_shape is not None:
         raise PipelineDefinitionError("reshape: give shape or rel_shape, not both")
-    op = Reshape(constants.get("shape"), constants.get("rel_shape"), layout, input_layout(data, "reshape"), name=name)
+    op = Reshape(constants.get("shape"), constants.get("rel_shape"), layout, input_layout(data, "reshape"), name=name,
+                 src_dims=src_dims)
     return add_node(op, [data], per_sample, device=device)[0]
 
 

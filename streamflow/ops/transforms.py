@@ -15,7 +15,8 @@ The arithmetic is DALI's, in float32: angles in degrees become radians as
 translates by ``to_start - from_start * scale``.
 
 Arguments may be per sample (``DataNode``s such as ``fn.random.uniform``);
-DALI's per-frame (sequence) arguments are not supported.
+Arguments marked with ``fn.per_frame`` give one matrix per frame: a ``(frames, ndim, ndim + 1)``
+sample (DALI's per-frame transforms, e.g. one crop window per frame).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from ..operator import Chunk, Operator
 from ..types import Device, Number
 from .arguments import fn_function
 from .boxes import F32
+from .sequence import PerFrame
 
 __all__ = [
     "AffineTransform",
@@ -100,6 +102,8 @@ class AffineTransform(Operator):
         self.reverse_order = bool(reverse_order)
         self.has_input = has_input
         self.ndim: int | None = None
+        #: arguments given per frame (fn.per_frame): one matrix per frame
+        self.per_frame_args: frozenset[str] = frozenset()
 
     def matrix(self, args: dict[str, np.ndarray], ndim: int | None) -> np.ndarray:
         """The ``(ndim + 1) x (ndim + 1)`` matrix of one sample."""
@@ -108,6 +112,8 @@ class AffineTransform(Operator):
     def _sample_args(self, chunk: Chunk, row: int) -> dict[str, np.ndarray]:
         args = dict(self.constants)
         for key in self.arg_names:
+            if key in self.per_frame_args:
+                continue  # set frame by frame (_one)
             value = chunk.arg(key, row, None)
             if value is not None:
                 try:
@@ -117,6 +123,17 @@ class AffineTransform(Operator):
         return args
 
     def _one(self, chunk: Chunk, row: int) -> np.ndarray:
+        if not self.per_frame_args:
+            return self._one_matrix(chunk, row, None)
+        frames = {k: np.asarray(chunk.arg(k, row, None), dtype=np.float64) for k in self.per_frame_args}
+        counts = {k: (len(v) if v.ndim else 1) for k, v in frames.items()}
+        n = max(counts.values())
+        if any(c not in (1, n) for c in counts.values()):  # one frame's value is used for every frame
+            raise SampleError(f"{self.name}: the per-frame arguments have different numbers of frames: {counts}")
+        return np.stack([self._one_matrix(chunk, row, {k: np.atleast_1d(v)[f if counts[k] > 1 else 0]
+                                                       for k, v in frames.items()}) for f in range(n)])
+
+    def _one_matrix(self, chunk: Chunk, row: int, frame_args: dict[str, np.ndarray] | None) -> np.ndarray:
         previous = None
         ndim = self.ndim
         if self.has_input:
@@ -125,8 +142,14 @@ class AffineTransform(Operator):
                 raise SampleError(f"{self.name}: the input must be a float32 (ndim, ndim + 1) affine matrix, "
                                   f"got {previous.dtype} {previous.shape}")
             ndim = previous.shape[0]
+        args = self._sample_args(chunk, row)
+        for key, value in (frame_args or {}).items():
+            try:
+                args[key] = _vector(value, key, self.name)
+            except PipelineDefinitionError as err:
+                raise SampleError(str(err)) from None
         try:
-            mat = self.matrix(self._sample_args(chunk, row), ndim)
+            mat = self.matrix(args, ndim)
         except ValueError as err:
             raise SampleError(f"{self.name}: {err}") from None
         n = mat.shape[0] - 1
@@ -350,7 +373,14 @@ class Combine(Operator):
 
 def _add(op: AffineTransform, data: DataNode | None, per_sample: dict[str, DataNode],
          device: str | Device | None) -> DataNode:
+    op.per_frame_args = frozenset(k for k, v in per_sample.items() if isinstance(v.producer.op, PerFrame))
     return add_node(op, [] if data is None else [data], per_sample, device=device)[0]
+
+
+def is_per_frame(node: DataNode) -> bool:
+    """Whether ``node`` holds one value per frame: ``fn.per_frame`` data or per-frame transform matrices."""
+    op = node.producer.op
+    return isinstance(op, PerFrame) or bool(getattr(op, "per_frame_args", None))
 
 
 

@@ -40,7 +40,7 @@ import numpy as np
 
 from .._native import warp as native_warp
 from ..errors import PipelineDefinitionError, SampleError
-from ..graph import DataNode, add_node, split_arguments
+from ..graph import DataNode, add_node, input_layout, split_arguments
 from ..operator import Chunk, Operator
 from ..types import (
     DataType,
@@ -51,6 +51,7 @@ from ..types import (
     parse_interp,
 )
 from .arguments import fn_function
+from .transforms import is_per_frame
 from .volume import warp_affine_volume
 
 __all__ = ["AffineWarp", "F32", "WarpAffine", "fill_values", "invert_affine", "parse_size", "source_coordinates", "warp_affine", "warp_affine_image"]
@@ -279,6 +280,8 @@ class AffineWarp(Operator):
         self.fill_value = _fill(fill_value, self.name)
         self.interp = _interp(interp, self.name)
         self.dtype = _out_dtype(dtype, self.name)
+        #: an image given per-frame matrices: warped once per frame into a sequence (set by fn.warp_affine)
+        self.broadcast_frames = False
 
     def _size_for(self, chunk: Chunk, row: int) -> Any:
         value = chunk.arg("size", row, None)
@@ -304,6 +307,9 @@ class AffineWarp(Operator):
                     out.append(warp_affine_volume(image, matrix, dhw, interp=self.interp,
                                                   fill_value=self.fill_value, out_dtype=self.dtype))
                     continue
+                if self.broadcast_frames:
+                    out.append(self._frames(chunk, row, image))
+                    continue
                 matrix, size = self.plan(chunk, row, image)
                 if len(size) != 2:
                     raise SampleError(f"{self.name}: an image's size must be (height, width), got {size}")
@@ -317,8 +323,20 @@ class AffineWarp(Operator):
                 out.append(None)
         return [out]
 
+    def _frames(self, chunk: Chunk, row: int, image: np.ndarray) -> np.ndarray:
+        """DALI: an image warped by per-frame matrices becomes a sequence, one frame per matrix."""
+        matrices = np.asarray(chunk.arg("matrix", row, None), dtype=np.float64)
+        if matrices.ndim != 3 or matrices.shape[1:] != (2, 3):
+            raise SampleError(f"{self.name}: per-frame matrices must be (frames, 2, 3), got {matrices.shape}")
+        size = self._size_for(chunk, row) or (image.shape[0], image.shape[1])
+        if len(size) != 2:
+            raise SampleError(f"{self.name}: an image's size must be (height, width), got {size}")
+        dst_to_src = getattr(self, "_dst_to_src", _as_matrix)
+        return np.stack([warp_affine_image(image, dst_to_src(m), size, interp=self.interp, fill_value=self.fill_value,
+                                           out_dtype=self.dtype) for m in matrices])
+
     def layout(self, index: int) -> str:
-        return "HWC"
+        return "FHWC" if self.broadcast_frames else "HWC"
 
 
 class WarpAffine(AffineWarp):
@@ -411,4 +429,7 @@ def warp_affine(
     )
     if op.matrix is None and "matrix" not in per_sample:
         raise PipelineDefinitionError("warp_affine: give the matrix (6 numbers or a DataNode)")
+    # per-frame matrices (fn.per_frame, per-frame transforms) on an image: one output frame per matrix
+    op.broadcast_frames = "matrix" in per_sample and is_per_frame(per_sample["matrix"]) and not input_layout(
+        data, "warp_affine").startswith("F")
     return add_node(op, [data], per_sample, device=device)[0]

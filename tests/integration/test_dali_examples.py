@@ -207,6 +207,28 @@ def test_define_graph_subclass(image_dir: Path) -> None:
     pipe.close()
 
 
+def test_define_graph_subclass_with_iter_setup_feeding_input() -> None:
+    """DALI's legacy style of the warp tutorials: iter_setup() feeds an external_source before each run()."""
+
+    class FedPipeline(Pipeline):
+        def __init__(self, batch_size, num_threads, device_id):  # type: ignore[no-untyped-def]
+            super().__init__(batch_size, num_threads, device_id, seed=12)
+            self.calls = 0
+
+        def define_graph(self):  # type: ignore[no-untyped-def]
+            self.data = fn.external_source(name="numbers")
+            return (self.data * 2,)
+
+        def iter_setup(self):  # type: ignore[no-untyped-def]
+            self.calls += 1
+            self.feed_input(self.data, [np.array([self.calls], np.int32)] * 2)
+
+    pipe = FedPipeline(2, 1, None)
+    pipe.build()
+    assert [pipe.run()[0].as_array().ravel().tolist() for _ in range(3)] == [[2, 2], [4, 4], [6, 6]]
+    pipe.close()
+
+
 def test_with_block_that_runs_the_pipeline_closes_it(image_dir: Path) -> None:
     @pipeline_def(batch_size=3, num_threads=1)
     def p():  # type: ignore[no-untyped-def]

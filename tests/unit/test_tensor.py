@@ -44,3 +44,13 @@ def test_dali_layout_method_and_printed_values() -> None:
     assert "TensorList(2 samples" in repr(tl)  # repr stays short
     ragged = str(TensorList([np.zeros((1, 2), np.uint8), np.array([7], np.uint8)]))
     assert "[7]" in ragged and "shape=[(1, 2), (1,)]" in ragged
+def test_backend_tensor_list_classes_for_isinstance() -> None:
+    """DALI's tutorials test ``isinstance(out, backend.TensorListGPU)`` before ``out.as_cpu()``."""
+    import numpy as np
+
+    from streamflow import backend
+    from streamflow.tensor import TensorList
+
+    cpu = TensorList(np.zeros((2, 3), np.uint8))
+    assert isinstance(cpu, backend.TensorListCPU) and not isinstance(cpu, backend.TensorListGPU)
+    assert not isinstance(np.zeros(3), backend.TensorListCPU)

@@ -23,9 +23,12 @@ __all__ = ["normalize_gpu"]
 
 @register(Normalize)
 def normalize_gpu(op: Normalize, chunk: Chunk, ctx: GpuContext) -> list[list[Any]]:
+    # batch=True: the batch's statistics on the host, then each sample on the device
+    stats = op.batch_statistics(chunk, [ctx.to_host(x) for x in chunk.inputs[0]]) if op.batch else None
+
     def one(row: int, x: Any) -> Any:
         try:
-            return op.normalize_sample(chunk, row, x, ctx.xp)
+            return op.normalize_sample(chunk, row, x, ctx.xp, stats=stats)
         except (PipelineDefinitionError, ValueError) as err:
             raise SampleError(str(err)) from None
 

@@ -11,7 +11,7 @@ import pytest
 from helpers import run_arrays
 
 import streamflow as sf
-from streamflow import fn
+from streamflow import fn, types
 from streamflow import math as sfmath
 from streamflow.expressions import ArithmeticOp
 from streamflow.graph import topological_order
@@ -253,3 +253,43 @@ def test_array_constants_broadcast_with_the_samples() -> None:
         vec, scaled = p.run()
     assert np.array_equal(vec.at(0), [3.0, 1.0]) and np.array_equal(vec.at(1), [0.0, 1.0])
     assert np.array_equal(np.asarray(scaled.at(0))[5, 7], [1, 2, 3])
+
+
+# --- types.Constant (DALI's typed constants in expressions, expr_type_promotions tutorial) -----------
+def test_types_constant_scalar_types_follow_dali() -> None:
+    """DALI 2.4: Constant(10) is INT32, Constant(10.0) FLOAT, Constant(10.0, UINT8) and .uint8() UINT8."""
+    c = types.Constant
+    assert str(c(10)) == "10:DALIDataType.INT32" and str(c(10.0)) == "10.0:DALIDataType.FLOAT"
+    assert str(c(10.0, types.DALIDataType.UINT8)) == "10:DALIDataType.UINT8" == str(c(10).uint8())
+    assert types.to_dali_type("float32") is types.FLOAT and types.to_dali_type("uint8") is types.UINT8
+    x = [np.array([42, 8], np.uint8)]
+    out = run_arrays(x, lambda t: (t * c(10), c(10.0) * t, t * c(10).uint8(), c(15).float32() - t,
+                                   (c(4).uint16() * t) // c(20).uint16()))
+    want = [("int32", [420, 80]), ("float32", [420, 80]), ("uint8", [164, 80]), ("float32", [-27, 7]),
+            ("uint16", [8, 1])]
+    for got, (dtype, values) in zip(out, want):
+        assert got[0].dtype == np.dtype(dtype) and got[0].tolist() == values
+
+
+def test_types_constant_array_is_pipeline_data() -> None:
+    """Constant(array) gives the array for every sample (DALI: an operator node), usable as an input."""
+    arr = np.arange(6, dtype=np.int32).reshape(2, 3)
+    out = run_arrays([np.zeros((2, 3), np.int32)] * 2,
+                     lambda t: (fn.cat(types.Constant(arr), t + 1, axis=0), types.Constant(arr, layout="AB") + t))
+    assert out[0][1].tolist() == [[0, 1, 2], [3, 4, 5], [1, 1, 1], [1, 1, 1]]
+    assert out[1][0].tolist() == arr.tolist()
+    with pytest.raises(TypeError):
+        types.Constant("ten")
+
+
+def test_float_floordiv_is_a_plain_division_as_in_dali() -> None:
+    """DALI 2.4: `//` with a floating-point operand divides without flooring (values below are its outputs)."""
+    a, b, c = np.float32([42, -7.5, 7]), np.float32([9, 2, 4]), np.uint8([42, 8, 7])
+    out = run_arrays([a], lambda x, y, z: (x // y, z // y, x // 2, z // 2.0), y=[b], z=[c])
+    want = [[4.6666665, -3.75, 1.75], [4.6666665, 4.0, 1.75], [21.0, -3.75, 3.5], [21.0, 4.0, 3.5]]
+    for got, values in zip(out, want):
+        assert got[0].dtype == np.float32
+        np.testing.assert_allclose(got[0], values, rtol=1e-7)
+    big = np.linspace(-50, 50, 5000, dtype=np.float32)  # long enough for the compiled CPU kernel
+    got = run_arrays([big], lambda x: x // np.float32(3.0))[0][0]
+    np.testing.assert_allclose(got, big / np.float32(3.0), rtol=1e-6)

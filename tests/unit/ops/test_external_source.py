@@ -276,8 +276,14 @@ def test_feed_input_pushes_batches_in_order() -> None:
     with pytest.raises(sf.PipelineDefinitionError, match="no external_source named 'nope'"):
         pipe.feed_input("nope", first)
     pipe.close()
-    with pytest.raises(sf.PipelineDefinitionError, match="give it a name"):
-        fn.external_source()
+    # DALI: an unnamed fed source is fed through its DataNode
+    pipe = sf.Pipeline(batch_size=1, num_threads=1)
+    with pipe:
+        node = fn.external_source()
+        pipe.set_outputs(node * 2)
+    pipe.feed_input(node, [np.int32([3])])
+    assert pipe.run()[0].as_array().tolist() == [[6]]
+    pipe.close()
 
 
 def test_dtype_and_layout_lists_give_one_per_output() -> None:
@@ -368,3 +374,44 @@ def test_device_gpu_gives_gpu_data() -> None:
 
         with pytest.raises(sf.PipelineDefinitionError, match="device_id=None"):
             cpu_only().build()
+
+
+def test_dtype_and_layout_lists_per_output() -> None:
+    """DALI: with num_outputs, dtype=[...] and layout=[...] give one value per output (expr_type_promotions)."""
+    from streamflow import types
+
+    @sf.pipeline_def(batch_size=1, num_threads=1)
+    def pipe():  # type: ignore[no-untyped-def]
+        a, b = fn.external_source(source=lambda: ([np.uint8([[42, 8]])], [np.int32([[9, 2]])]), num_outputs=2,
+                                  dtype=[types.UINT8, types.INT32], layout=["AB", "XY"])
+        return a + b, a, b
+
+    with pipe() as p:
+        s, a, b = p.run()
+    assert s.as_array().dtype == np.int32 and s.as_array().tolist() == [[[51, 10]]]
+    assert (a.layout, b.layout) == ("AB", "XY")
+
+    @sf.pipeline_def(batch_size=1, num_threads=1)
+    def wrong():  # type: ignore[no-untyped-def]
+        a, b = fn.external_source(source=lambda: ([np.int32([1])], [np.int32([2])]), num_outputs=2,
+                                  dtype=[types.UINT8, types.INT32])
+        return a, b
+
+    with pytest.raises(sf.PipelineError, match="expected dtype uint8"), wrong() as p:
+        p.run()
+    with pytest.raises(sf.PipelineDefinitionError, match="expected one per output"):
+        fn.external_source(source=lambda: 0, num_outputs=2, dtype=[types.UINT8])
+
+
+def test_per_sample_callable_without_parameter_gets_no_sample_info() -> None:
+    """DALI: batch=False calls a callable that takes no positional parameter without the SampleInfo."""
+    values = iter([np.int32(4), np.int32(5)])
+
+    @sf.pipeline_def(batch_size=2, num_threads=1)
+    def pipe():  # type: ignore[no-untyped-def]
+        return (fn.external_source(lambda: next(values), batch=False),
+                fn.external_source(lambda info: np.int32(info.idx_in_batch), batch=False))
+
+    with pipe() as p:
+        a, b = p.run()
+    assert a.as_array().tolist() == [4, 5] and b.as_array().tolist() == [0, 1]

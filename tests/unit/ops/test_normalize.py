@@ -75,8 +75,8 @@ def test_normalize_integer_output_and_constant_input() -> None:
 
 def test_normalize_errors() -> None:
     src = fn.external_source([[sample()]])
-    with pytest.raises(sf.PipelineDefinitionError, match="batch=True"):
-        fn.normalize(src, batch=True)
+    with pytest.raises(sf.PipelineError, match="batch=True needs samples of equal extents"):
+        run_arrays([sample(shape=(5, 6, 3)), sample(shape=(5, 6, 4))], lambda d: fn.normalize(d, batch=True, axes=[0, 1]))
     with pytest.raises(sf.PipelineDefinitionError, match="not both"):
         fn.normalize(src, axes=[0], axis_names="H")
     with pytest.raises(sf.PipelineDefinitionError, match="epsilon"):
@@ -86,6 +86,31 @@ def test_normalize_errors() -> None:
     with pytest.raises(sf.PipelineError, match="does not fit"):
         run_arrays([sample()], lambda d: fn.normalize(d, mean=np.zeros((1, 1, 4)), axes=[0, 1]))
     fn.normalize(src, batch=True, mean=0.0, stddev=1.0)  # fine: nothing to compute over the batch
+
+
+def test_normalize_batch_statistics_match_dali() -> None:
+    """batch=True: one mean / stddev over the reduced axes of all samples (DALI 2.4's CPU outputs below,
+    the first 6 values of each sample; float32 within 1e-6 relative)."""
+    a = np.arange(24, dtype=np.float32).reshape(2, 4, 3) ** 1.5
+    b = np.array([[19, 21, 23], [25, 27, 29], [7, 9, 11], [13, 15, 17]], np.float32).reshape(1, 4, 3)
+    out = run_arrays([a, b], lambda d: (
+        fn.normalize(d, batch=True), fn.normalize(d, batch=True, axes=[0, 1]),
+        fn.normalize(fn.reshape(d, layout="HWC"), batch=True, axis_names="HW", ddof=1, epsilon=0.5, scale=2,
+                     shift=3),
+        fn.normalize(d, batch=True, mean=10.0)))
+    dali = [
+        ([-1.151738, -1.1195097, -1.0605825, -0.9842746, -0.8939111, -0.791414],
+         [-0.539399, -0.4749423, -0.4104855, -0.3460288, -0.281572, -0.2171153]),
+        ([-1.0985416, -1.123961, -1.1284261, -0.919769, -0.8970202, -0.8722095],
+         [-0.4448504, -0.4755585, -0.5096108, -0.2384216, -0.2810378, -0.3255453]),
+        ([0.8970232, 0.8482964, 0.8396945, 1.239254, 1.2827506, 1.330206],
+         [2.1484075, 2.089594, 2.02438, 2.5435812, 2.4619832, 2.3767626]),
+        ([-0.2480578, -0.223252, -0.1778964, -0.1191632, -0.0496115, 0.0292792],
+         [0.223252, 0.2728635, 0.3224751, 0.3720866, 0.4216982, 0.4713097]),
+    ]
+    for got, want in zip(out, dali):
+        for sample_out, ref in zip(got, want):
+            np.testing.assert_allclose(sample_out.ravel()[:6], ref, rtol=1e-6, atol=1e-6)
 
 
 # --- the GPU implementation (the CPU code over cupy; numpy in CI) ---------------------------------

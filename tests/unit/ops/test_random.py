@@ -165,3 +165,21 @@ def test_shape_like_and_choice_from_pipeline_data() -> None:
     assert ch.at(0).dtype == np.int16 and set(ch.at(0).tolist()) == {5, 6, 7}
     assert ch.at(1).dtype == np.int64 and set(ch.at(1).tolist()) == {0, 1, 2}
     assert chx.at(0).shape == (2, 3) and chx.at(1).shape == (4,)
+
+
+def test_uniform_shape_per_sample_as_dali() -> None:
+    """DALI: random.uniform(shape=DataNode) draws an array of each sample's own shape (multiple_crops)."""
+    from streamflow import types
+
+    @sf.pipeline_def(batch_size=2, num_threads=1, seed=3)
+    def pipe():  # type: ignore[no-untyped-def]
+        n = fn.external_source([[np.int32([2]), np.int32([3])]])
+        s = fn.external_source([[np.int32([2, 1]), np.int32([1, 3])]])
+        return (fn.random.uniform(range=(0, 10), shape=n, dtype=types.INT32),
+                fn.random.uniform(range=(0, 1), shape=s))
+
+    with pipe() as p:
+        ints, floats = p.run()
+    assert [np.asarray(ints.at(i)).shape for i in range(2)] == [(2,), (3,)]
+    assert [np.asarray(floats.at(i)).shape for i in range(2)] == [(2, 1), (1, 3)]
+    assert all(0 <= v < 10 for i in range(2) for v in np.asarray(ints.at(i)))

@@ -87,3 +87,23 @@ def test_warp_affine_takes_a_transform_as_its_second_input() -> None:
     with pytest.raises(PipelineDefinitionError, match="give the matrix once"):
         node = fn.external_source([[img]])
         fn.warp_affine(node, fn.transforms.rotation(angle=1.0), matrix=[1.0, 0.0, 0.0, 0.0, 1.0, 0.0])
+
+
+def test_per_frame_arguments_give_one_matrix_per_frame() -> None:
+    """DALI: arguments marked with fn.per_frame give a (frames, 2, 3) sample; a 1-frame argument is shared
+    (the multiple_crops tutorial's crop windows)."""
+    starts = [np.float32([[0, 0], [10, 5], [3, 7]])]
+    size = [np.float32([[8, 4]])]
+
+    @sf.pipeline_def(batch_size=1, num_threads=1)
+    def pipe():  # type: ignore[no-untyped-def]
+        s = fn.external_source([starts])
+        z = fn.external_source([size])
+        return (fn.transforms.crop(from_start=fn.per_frame(s), from_end=fn.per_frame(s + z), to_start=0.0,
+                                   to_end=fn.per_frame(z)),
+                fn.transforms.crop(from_start=[10.0, 5.0], from_end=[18.0, 9.0], to_end=[8.0, 4.0]))
+
+    with pipe() as p:
+        frames, one = (np.asarray(t.at(0)) for t in p.run())
+    assert frames.shape == (3, 2, 3) and frames.dtype == np.float32
+    np.testing.assert_array_equal(frames[1], one)

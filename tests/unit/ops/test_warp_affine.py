@@ -121,3 +121,24 @@ def test_gpu_warp_affine_errors(kernel_ctx) -> None:
     assert 2 not in failures
     _, failures = run_gpu_impl(kernel_ctx, WarpAffine([1, 0, 0, 0, 1, 0], fill_value=(1, 2)), images[2:3])
     assert "1 or 3 values" in str(failures[0])
+
+
+def test_per_frame_matrices_make_a_sequence_of_an_image() -> None:
+    """DALI: warp_affine of an image with per-frame matrices gives one frame per matrix (FHWC)."""
+    from streamflow import types
+
+    image = np.arange(12 * 16 * 3, dtype=np.uint8).reshape(12, 16, 3)
+    mats = np.float32([[[1, 0, 2], [0, 1, 3]], [[1, 0, 5], [0, 1, 0]]])
+
+    @sf.pipeline_def(batch_size=1, num_threads=1)
+    def pipe():  # type: ignore[no-untyped-def]
+        img = fn.external_source([[image]], layout="HWC")
+        m = fn.external_source([[mats]])
+        return (fn.warp_affine(img, fn.per_frame(m), size=[4, 6], interp_type=types.INTERP_NN),
+                fn.warp_affine(img, matrix=mats[1].ravel().tolist(), size=[4, 6], interp_type=types.INTERP_NN))
+
+    with pipe() as p:
+        seq, single = p.run()
+    assert seq.layout == "FHWC" and np.asarray(seq.at(0)).shape == (2, 4, 6, 3)
+    np.testing.assert_array_equal(np.asarray(seq.at(0))[1], np.asarray(single.at(0)))
+    np.testing.assert_array_equal(np.asarray(seq.at(0))[0], image[3:7, 2:8])
