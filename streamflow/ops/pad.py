@@ -27,7 +27,7 @@ from ..errors import PipelineDefinitionError, SampleError
 from ..graph import DataNode, add_node, input_layout, split_arguments
 from ..operator import Chunk, Operator
 from ..types import Device
-from .arguments import fn_function
+from .arguments import check_axis_names, fn_function, layout_axes, resolve_axes
 
 __all__ = ["Pad", "fill_as", "pad", "padded_shapes"]
 
@@ -89,10 +89,8 @@ class Pad(Operator):
         self.axes = _ints(axes, "axes")
         self.axis_names = axis_names or None
         self._layout = layout
-        if self.axis_names and self._layout:
-            missing = [c for c in self.axis_names if c not in self._layout]
-            if missing:
-                raise PipelineDefinitionError(f"pad: axis_names {missing} are not in the input layout {self._layout!r}")
+        if self.axis_names:
+            check_axis_names(self.axis_names, self._layout, "pad: axis_names")
         self.fill_value = float(fill_value)
         self.shape = _ints(shape, "shape")
         self.align = _ints(align, "align")
@@ -101,16 +99,10 @@ class Pad(Operator):
 
     def padded_axes(self, ndim: int) -> list[int]:
         if self.axis_names:
-            if len(self._layout) != ndim:
-                raise SampleError(f"pad: axis_names={self.axis_names!r} needs the input layout; "
-                                  f"{self._layout!r} does not describe a {ndim}-d sample")
-            return [self._layout.index(c) for c in self.axis_names]
+            return layout_axes(self.axis_names, self._layout, ndim, "pad: axis_names")
         if not self.axes:
             return list(range(ndim))
-        bad = [a for a in self.axes if not -ndim <= a < ndim]
-        if bad:
-            raise SampleError(f"pad: axes {bad} out of range for {ndim}-d samples")
-        return [a % ndim for a in self.axes]
+        return resolve_axes(self.axes, ndim, "pad: axes")
 
     def plan(self, chunk: Chunk, shapes: list[tuple[int, ...]]) -> tuple[list[tuple[int, ...]], list[Any]]:
         """Output shapes and fill values of the chunk's samples (the whole batch)."""

@@ -44,7 +44,7 @@ from ..errors import PipelineDefinitionError, SampleError
 from ..graph import DataNode, add_node, input_layout, require_node, split_arguments
 from ..operator import Chunk, Operator
 from ..types import DataType, Device, Number, parse_dtype
-from .arguments import fn_function
+from .arguments import fn_function, resolve_axes
 
 __all__ = [
     "BORDER_POLICIES",
@@ -367,11 +367,7 @@ class Slice(Operator):
         axes = chunk.arg("axes", row, self.axes)
         if axes is None:
             return axes_from_names("WH", self._layout, ndim, self.name)
-        result = []
-        for a in np.asarray(axes).reshape(-1).tolist():
-            if not -ndim <= int(a) < ndim:
-                raise SampleError(f"slice: axis {a} is out of range for a {ndim}-D sample (valid: [-{ndim}, {ndim - 1}])")
-            result.append(int(a) % ndim)
+        result = resolve_axes(np.asarray(axes).reshape(-1).tolist(), ndim, "slice: axes")
         if len(set(result)) != len(result):
             raise SampleError(f"slice: axes must be distinct, got {list(np.asarray(axes).reshape(-1))}")
         return tuple(result)
