@@ -35,7 +35,7 @@ from ..graph import DataNode
 __all__ = [
     "COMMON", "DECODER", "PIPELINE", "READER", "RESAMPLING", "TUNING", "check_pipeline_options", "fn_function",
     "shape_argument",
-    "check_axis_names", "layout_axes", "resolve_axes",
+    "check_axis_names", "ints_argument", "layout_axes", "resolve_axes",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -317,6 +317,20 @@ def shape_argument(value: Any, what: str) -> tuple[int, ...]:
     if any(s < 0 for s in shape):
         raise PipelineDefinitionError(f"{what} must not be negative, got {list(shape)}")
     return shape
+
+
+def ints_argument(value: Any, what: str) -> tuple[int, ...] | None:
+    """A constant argument of integers (an int or a list of ints, e.g. ``axes``) as a tuple; ``None`` stays ``None``.
+
+    Raises:
+        PipelineDefinitionError: naming ``what`` (e.g. ``"pad: axes"``).
+    """
+    if value is None:
+        return None
+    try:
+        return tuple(int(v) for v in np.asarray(value).reshape(-1))
+    except (TypeError, ValueError):
+        raise PipelineDefinitionError(f"{what} must be an int or a list of ints, got {value!r}") from None
 
 
 def resolve_axes(axes: Iterable[Any], ndim: int, what: str) -> list[int]:

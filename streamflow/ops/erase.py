@@ -27,7 +27,7 @@ from ..errors import PipelineDefinitionError, SampleError
 from ..graph import DataNode, add_node, input_layout, split_arguments
 from ..operator import Chunk, Operator
 from ..types import Device
-from .arguments import check_axis_names, fn_function, layout_axes, resolve_axes
+from .arguments import check_axis_names, fn_function, ints_argument, layout_axes, resolve_axes
 from .pad import fill_as
 
 __all__ = ["Erase", "erase", "erase_regions"]
@@ -68,7 +68,7 @@ class Erase(Operator):
             self.axes: tuple[int, ...] | None = None
         else:
             self.axis_names = None
-            self.axes = None if axes is None else tuple(int(a) for a in np.asarray(axes).reshape(-1))
+            self.axes = ints_argument(axes, "erase: axes")
 
     def erased_axes(self, ndim: int) -> list[int]:
         if self.axis_names:

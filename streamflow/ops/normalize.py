@@ -22,21 +22,10 @@ from ..types import (
     DataType,
     Device,
 )
-from .arguments import check_axis_names, fn_function, layout_axes, resolve_axes
+from .arguments import check_axis_names, fn_function, ints_argument, layout_axes, resolve_axes
 from .cast import cast_array, parse_output_dtype
 
 __all__ = ["Normalize", "normalize"]
-
-
-def _axes_tuple(axes: int | Sequence[int] | None) -> tuple[int, ...] | None:
-    if axes is None:
-        return None
-    if isinstance(axes, (int, np.integer)):
-        return (int(axes),)
-    try:
-        return tuple(int(a) for a in axes)
-    except (TypeError, ValueError):
-        raise PipelineDefinitionError(f"normalize: axes must be an int or a list of ints, got {axes!r}") from None
 
 
 class Normalize(Operator):
@@ -68,7 +57,7 @@ class Normalize(Operator):
         super().__init__(name=name)
         if axes is not None and axis_names:
             raise PipelineDefinitionError("normalize: give axes or axis_names, not both")
-        self.axes = _axes_tuple(axes)
+        self.axes = ints_argument(axes, "normalize: axes")
         self.axis_names = axis_names.upper() if axis_names else None
         self.layout_hint = layout or ""
         if self.axis_names:  # fail early on a bad name (the letters are matched in upper case)

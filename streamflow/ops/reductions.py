@@ -45,7 +45,7 @@ from ..errors import PipelineDefinitionError, SampleError
 from ..graph import DataNode, add_node, input_layout
 from ..operator import Chunk, Operator
 from ..types import DataType, Device
-from .arguments import check_axis_names, fn_function, resolve_axes
+from .arguments import check_axis_names, fn_function, ints_argument, resolve_axes
 from .cast import parse_output_dtype
 
 __all__ = [
@@ -208,14 +208,8 @@ class Reduction(Operator):
                     "give axes (indices) instead, or set the layout of the input (e.g. external_source(layout='HWC'))")
             check_axis_names(axis_names, self._input_layout, f"{self.name}: axis_names")
             return tuple(sorted(self._input_layout.index(a) for a in axis_names))
-        if axes is None:
-            return None
-        values = (axes,) if isinstance(axes, (int, np.integer)) else tuple(axes)
-        try:
-            out = tuple(int(a) for a in values)
-        except (TypeError, ValueError):
-            raise PipelineDefinitionError(f"{self.name}: axes must be integers, got {axes!r}") from None
-        if len(set(out)) != len(out):
+        out = ints_argument(axes, f"{self.name}: axes")
+        if out is not None and len(set(out)) != len(out):
             raise PipelineDefinitionError(f"{self.name}: axes must not repeat, got {axes!r}")
         return out
 

@@ -182,3 +182,10 @@ def test_axis_names_need_a_layout_that_fits_the_sample(name: str) -> None:
     op.run(chunk)
     assert f"{name}: axis_names='H' needs the input layout; 'HWC' does not describe a 2-D sample" in str(
         chunk.failures[0])
+
+
+@pytest.mark.parametrize("name", ["normalize", "reductions.sum", "erase", "pad", "slice"])
+def test_axes_that_are_not_integers_are_refused_at_definition(name: str) -> None:
+    with pytest.raises(PipelineDefinitionError, match=f"{name}: axes must be an int or a list of ints, got 'x'"):
+        _axes_ops()[name](axes="x")
+    assert _axes_ops()[name](axes=-1).axes == (-1,)
