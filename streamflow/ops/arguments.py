@@ -35,7 +35,7 @@ from ..graph import DataNode
 __all__ = [
     "COMMON", "DECODER", "PIPELINE", "READER", "RESAMPLING", "TUNING", "check_pipeline_options", "fn_function",
     "shape_argument",
-    "check_axis_names", "ints_argument", "layout_axes", "resolve_axes",
+    "check_axis_names", "ints_argument", "layout_axes", "resolve_axes", "static_layout_axes",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -362,6 +362,21 @@ def check_axis_names(names: str, layout: str, what: str) -> None:
     problem = _missing_names(names, layout, what) if layout else None
     if problem:
         raise PipelineDefinitionError(problem)
+
+
+def static_layout_axes(names: str, layout: str, what: str) -> list[int]:
+    """When the pipeline is defined: the indices of the letters ``names`` in the input ``layout``, in their order.
+
+    Raises:
+        PipelineDefinitionError: naming ``what`` (e.g. ``"squeeze: axis_names"``) when
+            the layout is unknown or lacks a letter.
+    """
+    if not layout:
+        raise PipelineDefinitionError(
+            f"{what}={names!r} needs the input's layout, which is unknown; give axes (indices) instead, "
+            "or set the layout of the input (e.g. external_source(layout='HWC'))")
+    check_axis_names(names, layout, what)
+    return [layout.index(c) for c in names]
 
 
 def layout_axes(names: str, layout: str, ndim: int, what: str) -> list[int]:

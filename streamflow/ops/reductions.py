@@ -45,7 +45,7 @@ from ..errors import PipelineDefinitionError, SampleError
 from ..graph import DataNode, add_node, input_layout
 from ..operator import Chunk, Operator
 from ..types import DataType, Device
-from .arguments import check_axis_names, fn_function, ints_argument, resolve_axes
+from .arguments import fn_function, ints_argument, resolve_axes, static_layout_axes
 from .cast import parse_output_dtype
 
 __all__ = [
@@ -202,12 +202,7 @@ class Reduction(Operator):
 
     def _axes_from(self, axes: int | Sequence[int] | None, axis_names: str | None) -> tuple[int, ...] | None:
         if axis_names is not None:
-            if not self._input_layout:
-                raise PipelineDefinitionError(
-                    f"{self.name}: axis_names={axis_names!r} needs the input's layout, which is unknown; "
-                    "give axes (indices) instead, or set the layout of the input (e.g. external_source(layout='HWC'))")
-            check_axis_names(axis_names, self._input_layout, f"{self.name}: axis_names")
-            return tuple(sorted(self._input_layout.index(a) for a in axis_names))
+            return tuple(sorted(static_layout_axes(axis_names, self._input_layout, f"{self.name}: axis_names")))
         out = ints_argument(axes, f"{self.name}: axes")
         if out is not None and len(set(out)) != len(out):
             raise PipelineDefinitionError(f"{self.name}: axes must not repeat, got {axes!r}")

@@ -189,3 +189,29 @@ def test_axes_that_are_not_integers_are_refused_at_definition(name: str) -> None
     with pytest.raises(PipelineDefinitionError, match=f"{name}: axes must be an int or a list of ints, got 'x'"):
         _axes_ops()[name](axes="x")
     assert _axes_ops()[name](axes=-1).axes == (-1,)
+
+
+@pytest.mark.parametrize("name, build", [
+    ("squeeze", lambda x, **kw: fn.squeeze(x, **kw)),
+    ("tensor_resize", lambda x, **kw: fn.tensor_resize(x, sizes=[2], **kw)),
+    ("reductions.sum", lambda x, **kw: fn.reductions.sum(x, **kw)),
+])
+def test_axis_names_resolved_at_definition_need_the_layout(name: str, build: Any) -> None:
+    with pytest.raises(PipelineDefinitionError, match=f"{name}: axis_names='D': 'D' is not in the input layout 'HWC'"):
+        build(fn.external_source([[np.zeros((1, 2, 3))]], layout="HWC"), axis_names="D")
+    with pytest.raises(PipelineDefinitionError, match=f"{name}: axis_names='H' needs the input's layout, which is unknown"):
+        build(fn.external_source([[np.zeros((1, 2, 3))]]), axis_names="H")
+
+
+def test_tensor_resize_axes_out_of_range_fail_the_sample() -> None:
+    from streamflow.ops.tensor_resize import TensorResize
+
+    op = TensorResize(axes=(0, -3), sizes=(2.0, 2.0), scales=None, mode="default", max_size=None,
+                      size_rounding="round", roi_start=None, roi_end=None, roi_relative=False,
+                      subpixel_scale=True, alignment=(0.5,), interp=sf.types.InterpType.INTERP_LINEAR,
+                      antialias=True, dtype=None, layout="")
+    chunk = make_chunk([np.zeros((4, 4), np.float32), np.zeros((4, 4, 4), np.float32)])
+    op.run(chunk)
+    assert "tensor_resize: axes=[0, -3]: axis -3 is out of range for a 2-D sample (valid: -2..1)" in str(
+        chunk.failures[0])
+    assert list(chunk.failures) == [0]
