@@ -17,7 +17,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, overload
 
 import numpy as np
 
@@ -88,20 +88,45 @@ class Chunk:
         values = self.args.get(name)
         return default if values is None else values[row]
 
-    def each_sample(self, compute: Callable[[int, Any], Any]) -> list[Any]:
-        """``compute(row, sample)`` for each sample of the first input.
+    @overload
+    def each_sample(self, compute: Callable[[int, Any], Any]) -> list[Any]: ...
 
-        A ``SampleError`` fails only that row (its output is ``None``), so an
-        operator with per-sample checks needs no error handling of its own.
+    @overload
+    def each_sample(self, compute: Callable[[int, Any], Sequence[Any]], outputs: int) -> list[list[Any]]: ...
+
+    def each_sample(self, compute: Callable[[int, Any], Any], outputs: int | None = None) -> list[Any]:
+        """``compute(row, sample)`` for each row, ``sample`` being the row's value of the first input.
+
+        An operator without inputs gets ``None`` as ``sample`` for each of its
+        ``len(chunk)`` rows. A ``SampleError`` fails only that row (its output
+        is ``None``), so an operator with per-sample checks needs no error
+        handling of its own.
+
+        Args:
+            compute: the row's output; with ``outputs``, a sequence of that many values.
+            outputs: the number of outputs: the result is then one list per
+                output (a failed row is ``None`` in each), not one list of values.
         """
-        out: list[Any] = []
-        for row, sample in enumerate(self.inputs[0]):
+        rows = self.inputs[0] if self.inputs else [None] * len(self)
+        if outputs is None:
+            out: list[Any] = []
+            for row, sample in enumerate(rows):
+                try:
+                    out.append(compute(row, sample))
+                except SampleError as err:
+                    self.fail(row, err)
+                    out.append(None)
+            return out
+        outs: list[list[Any]] = [[] for _ in range(outputs)]
+        for row, sample in enumerate(rows):
             try:
-                out.append(compute(row, sample))
+                values = compute(row, sample)
             except SampleError as err:
                 self.fail(row, err)
-                out.append(None)
-        return out
+                values = [None] * outputs
+            for column, value in zip(outs, values, strict=True):
+                column.append(value)
+        return outs
 
     def count(self, key: str, n: int = 1) -> None:
         """Count ``n`` events of ``key`` (e.g. ``"decoded_by:pillow"``) for ``pipe.stats()``."""

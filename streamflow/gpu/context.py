@@ -39,6 +39,7 @@ __all__ = [
     "KernelBackend",
     "element_bits",
     "float_bits",
+    "group_by_dtype",
     "param_rows",
 ]
 
@@ -361,3 +362,11 @@ def element_bits(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
 def param_rows(n: int) -> np.ndarray:
     """A zeroed parameter array for ``n`` samples."""
     return np.zeros((n, K.NP), dtype=np.int64)
+
+
+def group_by_dtype(arrays: Sequence[Any]) -> dict[np.dtype, list[int]]:
+    """The positions of ``arrays`` by element type, in first-seen order: one launch per group."""
+    groups: dict[np.dtype, list[int]] = {}
+    for i, array in enumerate(arrays):
+        groups.setdefault(np.dtype(array.dtype), []).append(i)
+    return groups

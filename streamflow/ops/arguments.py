@@ -24,17 +24,18 @@ import functools
 import inspect
 import types
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
 
-from ..errors import PipelineDefinitionError
+from ..errors import PipelineDefinitionError, SampleError
 from ..graph import DataNode
 
 __all__ = [
     "COMMON", "DECODER", "PIPELINE", "READER", "RESAMPLING", "TUNING", "check_pipeline_options", "fn_function",
     "shape_argument",
+    "check_axis_names", "ints_argument", "layout_axes", "resolve_axes", "static_layout_axes",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -316,3 +317,78 @@ def shape_argument(value: Any, what: str) -> tuple[int, ...]:
     if any(s < 0 for s in shape):
         raise PipelineDefinitionError(f"{what} must not be negative, got {list(shape)}")
     return shape
+
+
+def ints_argument(value: Any, what: str) -> tuple[int, ...] | None:
+    """A constant argument of integers (an int or a list of ints, e.g. ``axes``) as a tuple; ``None`` stays ``None``.
+
+    Raises:
+        PipelineDefinitionError: naming ``what`` (e.g. ``"pad: axes"``).
+    """
+    if value is None:
+        return None
+    try:
+        return tuple(int(v) for v in np.asarray(value).reshape(-1))
+    except (TypeError, ValueError):
+        raise PipelineDefinitionError(f"{what} must be an int or a list of ints, got {value!r}") from None
+
+
+def resolve_axes(axes: Iterable[Any], ndim: int, what: str) -> list[int]:
+    """Axis indices ``axes`` (negative ones count from the back) of a ``ndim``-D sample, in their order.
+
+    Raises:
+        SampleError: naming ``what`` (the operator and argument, e.g. ``"erase: axes"``),
+            the axis out of range and the valid range.
+    """
+    given = [int(a) for a in axes]
+    for a in given:
+        if not -ndim <= a < ndim:
+            raise SampleError(f"{what}={given}: axis {a} is out of range for a {ndim}-D sample "
+                              f"(valid: {-ndim}..{ndim - 1})")
+    return [a % ndim for a in given]
+
+
+def _missing_names(names: str, layout: str, what: str) -> str | None:
+    missing = "".join(c for c in names if c not in layout)
+    return f"{what}={names!r}: {missing!r} is not in the input layout {layout!r}" if missing else None
+
+
+def check_axis_names(names: str, layout: str, what: str) -> None:
+    """When the pipeline is defined: every letter of ``names`` is in the input ``layout`` (if known).
+
+    Raises:
+        PipelineDefinitionError: naming ``what`` (e.g. ``"pad: axis_names"``) and the missing letters.
+    """
+    problem = _missing_names(names, layout, what) if layout else None
+    if problem:
+        raise PipelineDefinitionError(problem)
+
+
+def static_layout_axes(names: str, layout: str, what: str) -> list[int]:
+    """When the pipeline is defined: the indices of the letters ``names`` in the input ``layout``, in their order.
+
+    Raises:
+        PipelineDefinitionError: naming ``what`` (e.g. ``"squeeze: axis_names"``) when
+            the layout is unknown or lacks a letter.
+    """
+    if not layout:
+        raise PipelineDefinitionError(
+            f"{what}={names!r} needs the input's layout, which is unknown; give axes (indices) instead, "
+            "or set the layout of the input (e.g. external_source(layout='HWC'))")
+    check_axis_names(names, layout, what)
+    return [layout.index(c) for c in names]
+
+
+def layout_axes(names: str, layout: str, ndim: int, what: str) -> list[int]:
+    """The indices of the letters ``names`` in ``layout``, the layout of a ``ndim``-D sample, in their order.
+
+    Raises:
+        SampleError: naming ``what`` (e.g. ``"pad: axis_names"``) when ``layout``
+            does not describe the sample or lacks a letter.
+    """
+    if len(layout) != ndim:
+        raise SampleError(f"{what}={names!r} needs the input layout; {layout!r} does not describe a {ndim}-D sample")
+    problem = _missing_names(names, layout, what)
+    if problem:
+        raise SampleError(problem)
+    return [layout.index(c) for c in names]

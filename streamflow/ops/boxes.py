@@ -161,15 +161,5 @@ def each_box_sample(chunk: Chunk, has_labels: bool, num_outputs: int,
     ``labels`` is the second input's sample, or ``None`` when ``has_labels`` is
     false. A ``SampleError`` fails only that row (all its outputs ``None``).
     """
-    outs: list[list[Any]] = [[] for _ in range(num_outputs)]
-    for row, boxes in enumerate(chunk.inputs[0]):
-        labels = chunk.inputs[1][row] if has_labels else None
-        values: Sequence[Any]
-        try:
-            values = compute(row, boxes, labels)
-        except SampleError as err:
-            chunk.fail(row, err)
-            values = [None] * num_outputs
-        for k, v in enumerate(values):
-            outs[k].append(v)
-    return outs
+    labels = chunk.inputs[1] if has_labels else [None] * len(chunk)
+    return chunk.each_sample(lambda row, boxes: compute(row, boxes, labels[row]), outputs=num_outputs)

@@ -142,20 +142,10 @@ class Fill(Operator):
             values = broadcast_fill(xp.asarray(fill), shape, self.op_name, xp)
             return xp.array(cast_array(values, dtype, xp), order="C")
 
-        if not chunk.inputs:  # no input: one output per row of the batch
-            return [self._one_safe(chunk, row, one) for row in range(len(chunk))]
         return chunk.each_sample(one)
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
         return [self.fill_batch(chunk)]
-
-    @staticmethod
-    def _one_safe(chunk: Chunk, row: int, one: Any) -> Any:
-        try:
-            return one(row, None)
-        except SampleError as err:
-            chunk.fail(row, err)
-            return None
 
     def layout(self, index: int) -> str:
         return self._layout

@@ -27,7 +27,7 @@ from ..errors import PipelineDefinitionError, SampleError
 from ..graph import DataNode, add_node, input_layout, split_arguments
 from ..operator import Chunk, Operator
 from ..types import Device
-from .arguments import fn_function
+from .arguments import check_axis_names, fn_function, ints_argument, layout_axes, resolve_axes
 from .pad import fill_as
 
 __all__ = ["Erase", "erase", "erase_regions"]
@@ -63,28 +63,19 @@ class Erase(Operator):
         self.fill_value = _floats(fill_value)
         self._layout = layout
         if axis_names:
-            if layout:
-                missing = [c for c in axis_names if c not in layout]
-                if missing:
-                    raise PipelineDefinitionError(f"erase: axis_names {missing} are not in the input layout {layout!r}")
+            check_axis_names(axis_names, layout, "erase: axis_names")
             self.axis_names: str | None = axis_names
             self.axes: tuple[int, ...] | None = None
         else:
             self.axis_names = None
-            self.axes = None if axes is None else tuple(int(a) for a in np.asarray(axes).reshape(-1))
+            self.axes = ints_argument(axes, "erase: axes")
 
     def erased_axes(self, ndim: int) -> list[int]:
-        layout = self._layout if len(self._layout) == ndim else ""
         if self.axis_names:
-            if not layout:
-                raise SampleError(f"erase: axis_names={self.axis_names!r} needs the input layout; "
-                                  f"{self._layout!r} does not describe a {ndim}-d sample")
-            return [layout.index(c) for c in self.axis_names]
+            return layout_axes(self.axis_names, self._layout, ndim, "erase: axis_names")
         if self.axes is not None:
-            bad = [a for a in self.axes if not -ndim <= a < ndim]
-            if bad:
-                raise SampleError(f"erase: axes {bad} out of range for a {ndim}-d sample")
-            return [a % ndim for a in self.axes]
+            return resolve_axes(self.axes, ndim, "erase: axes")
+        layout = self._layout if len(self._layout) == ndim else ""
         return [i for i in range(ndim) if not layout or layout[i] != "C"]
 
     def regions(self, chunk: Chunk, row: int, shape: tuple[int, ...]) -> tuple[list[int], list[Region]]:

@@ -73,27 +73,21 @@ class NonsilentRegion(Operator):
         self.reset_interval = int(reset_interval)
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
-        begins: list[Any] = []
-        lengths: list[Any] = []
-        for row, x in enumerate(chunk.inputs[0]):
-            x = np.asarray(x)
-            if x.ndim != 1 or x.dtype.kind not in "uif" or x.size == 0:
-                chunk.fail(row, SampleError(
-                    f"nonsilent_region: expects a non-empty 1-D numeric signal (decode with downmix=True), "
-                    f"got shape {x.shape} of {x.dtype}"))
-                begins.append(None)
-                lengths.append(None)
-                continue
-            window = min(self.window_length, x.shape[0])
-            cutoff = float(np.asarray(chunk.arg("cutoff_db", row, self.cutoff_db)).reshape(-1)[0])
-            reference = chunk.arg("reference_power", row, self.reference_power)
-            reference = None if reference is None else float(np.asarray(reference).reshape(-1)[0])
-            # float32 as DALI reads it (float64 is rounded to float32 first, integers are exact in float64)
-            v = x if x.dtype == np.float32 else x.astype(np.float32) if x.dtype.kind == "f" else x.astype(np.float64)
-            begin, length = native_audio.nonsilent(v, window, cutoff, reference)
-            begins.append(np.asarray(begin, dtype=np.int32))
-            lengths.append(np.asarray(length, dtype=np.int32))
-        return [begins, lengths]
+        return chunk.each_sample(lambda row, x: self._one(chunk, row, x), outputs=2)
+
+    def _one(self, chunk: Chunk, row: int, x: Any) -> tuple[np.ndarray, np.ndarray]:
+        x = np.asarray(x)
+        if x.ndim != 1 or x.dtype.kind not in "uif" or x.size == 0:
+            raise SampleError(f"nonsilent_region: expects a non-empty 1-D numeric signal (decode with downmix=True), "
+                              f"got shape {x.shape} of {x.dtype}")
+        window = min(self.window_length, x.shape[0])
+        cutoff = float(np.asarray(chunk.arg("cutoff_db", row, self.cutoff_db)).reshape(-1)[0])
+        reference = chunk.arg("reference_power", row, self.reference_power)
+        reference = None if reference is None else float(np.asarray(reference).reshape(-1)[0])
+        # float32 as DALI reads it (float64 is rounded to float32 first, integers are exact in float64)
+        v = x if x.dtype == np.float32 else x.astype(np.float32) if x.dtype.kind == "f" else x.astype(np.float64)
+        begin, length = native_audio.nonsilent(v, window, cutoff, reference)
+        return np.asarray(begin, dtype=np.int32), np.asarray(length, dtype=np.int32)
 
 
 @fn_function()

@@ -22,21 +22,10 @@ from ..types import (
     DataType,
     Device,
 )
-from .arguments import fn_function
+from .arguments import check_axis_names, fn_function, ints_argument, layout_axes, resolve_axes
 from .cast import cast_array, parse_output_dtype
 
 __all__ = ["Normalize", "normalize"]
-
-
-def _axes_tuple(axes: int | Sequence[int] | None) -> tuple[int, ...] | None:
-    if axes is None:
-        return None
-    if isinstance(axes, (int, np.integer)):
-        return (int(axes),)
-    try:
-        return tuple(int(a) for a in axes)
-    except (TypeError, ValueError):
-        raise PipelineDefinitionError(f"normalize: axes must be an int or a list of ints, got {axes!r}") from None
 
 
 class Normalize(Operator):
@@ -68,11 +57,11 @@ class Normalize(Operator):
         super().__init__(name=name)
         if axes is not None and axis_names:
             raise PipelineDefinitionError("normalize: give axes or axis_names, not both")
-        self.axes = _axes_tuple(axes)
+        self.axes = ints_argument(axes, "normalize: axes")
         self.axis_names = axis_names.upper() if axis_names else None
         self.layout_hint = layout or ""
-        if self.axis_names and self.layout_hint:
-            self._axes_from_names(self.layout_hint, len(self.layout_hint))  # fail early on a bad name
+        if self.axis_names:  # fail early on a bad name (the letters are matched in upper case)
+            check_axis_names(self.axis_names, self.layout_hint.upper(), "normalize: axis_names")
         self.mean = None if mean is None else np.asarray(mean, dtype=np.float64)
         self.stddev = None if stddev is None else np.asarray(stddev, dtype=np.float64)
         if self.stddev is not None and np.any(self.stddev < 0):
@@ -91,28 +80,12 @@ class Normalize(Operator):
         self.whole_batch = self.batch  # the statistics mix the samples: one chunk
         self.out_dtype = parse_output_dtype(dtype, "normalize: dtype")
 
-    def _axes_from_names(self, layout: str, ndim: int) -> tuple[int, ...]:
-        layout = layout.upper()
-        if len(layout) != ndim:
-            raise SampleError(f"normalize: axis_names={self.axis_names!r} needs the layout of the input; "
-                              f"layout {layout!r} does not match a {ndim}-d sample")
-        missing = [c for c in self.axis_names or "" if c not in layout]
-        if missing:
-            raise PipelineDefinitionError(
-                f"normalize: axis name(s) {missing} not in the input layout {layout!r}")
-        return tuple(layout.index(c) for c in self.axis_names or "")
-
     def _reduced_axes(self, ndim: int) -> tuple[int, ...]:
         if self.axis_names:
-            return self._axes_from_names(self.layout_hint, ndim)
+            return tuple(layout_axes(self.axis_names, self.layout_hint.upper(), ndim, "normalize: axis_names"))
         if self.axes is None:
             return tuple(range(ndim))
-        out = []
-        for a in self.axes:
-            if not -ndim <= a < ndim:
-                raise SampleError(f"normalize: axis {a} out of range for a {ndim}-d sample")
-            out.append(a % ndim)
-        return tuple(sorted(set(out)))
+        return tuple(sorted(set(resolve_axes(self.axes, ndim, "normalize: axes"))))
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
         out: list[Any] = []

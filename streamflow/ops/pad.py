@@ -27,18 +27,9 @@ from ..errors import PipelineDefinitionError, SampleError
 from ..graph import DataNode, add_node, input_layout, split_arguments
 from ..operator import Chunk, Operator
 from ..types import Device
-from .arguments import fn_function
+from .arguments import check_axis_names, fn_function, ints_argument, layout_axes, resolve_axes
 
 __all__ = ["Pad", "fill_as", "pad", "padded_shapes"]
-
-
-def _ints(value: Any, what: str) -> tuple[int, ...] | None:
-    if value is None:
-        return None
-    try:
-        return tuple(int(v) for v in np.asarray(value).reshape(-1))
-    except (TypeError, ValueError):
-        raise PipelineDefinitionError(f"pad: {what} must be an int or a list of ints, got {value!r}") from None
 
 
 def fill_as(value: Any, dtype: np.dtype) -> Any:
@@ -86,31 +77,23 @@ class Pad(Operator):
         super().__init__(name=name)
         if axes is not None and axis_names:
             raise PipelineDefinitionError("pad: axes and axis_names are mutually exclusive")
-        self.axes = _ints(axes, "axes")
+        self.axes = ints_argument(axes, "pad: axes")
         self.axis_names = axis_names or None
         self._layout = layout
-        if self.axis_names and self._layout:
-            missing = [c for c in self.axis_names if c not in self._layout]
-            if missing:
-                raise PipelineDefinitionError(f"pad: axis_names {missing} are not in the input layout {self._layout!r}")
+        if self.axis_names:
+            check_axis_names(self.axis_names, self._layout, "pad: axis_names")
         self.fill_value = float(fill_value)
-        self.shape = _ints(shape, "shape")
-        self.align = _ints(align, "align")
+        self.shape = ints_argument(shape, "pad: shape")
+        self.align = ints_argument(align, "pad: align")
         if self.align is not None and any(a < 0 for a in self.align):
             raise PipelineDefinitionError(f"pad: align must not be negative, got {align!r}")
 
     def padded_axes(self, ndim: int) -> list[int]:
         if self.axis_names:
-            if len(self._layout) != ndim:
-                raise SampleError(f"pad: axis_names={self.axis_names!r} needs the input layout; "
-                                  f"{self._layout!r} does not describe a {ndim}-d sample")
-            return [self._layout.index(c) for c in self.axis_names]
+            return layout_axes(self.axis_names, self._layout, ndim, "pad: axis_names")
         if not self.axes:
             return list(range(ndim))
-        bad = [a for a in self.axes if not -ndim <= a < ndim]
-        if bad:
-            raise SampleError(f"pad: axes {bad} out of range for {ndim}-d samples")
-        return [a % ndim for a in self.axes]
+        return resolve_axes(self.axes, ndim, "pad: axes")
 
     def plan(self, chunk: Chunk, shapes: list[tuple[int, ...]]) -> tuple[list[tuple[int, ...]], list[Any]]:
         """Output shapes and fill values of the chunk's samples (the whole batch)."""
@@ -118,8 +101,8 @@ class Pad(Operator):
         if len(ndims) > 1:
             raise SampleError(f"pad: the samples of a batch must have the same number of dimensions, got {sorted(ndims)}")
         axes = self.padded_axes(len(shapes[0])) if shapes else []
-        targets = [_ints(chunk.arg("shape", r, self.shape), "shape") for r in range(len(shapes))]
-        aligns = [_ints(chunk.arg("align", r, self.align), "align") for r in range(len(shapes))]
+        targets = [ints_argument(chunk.arg("shape", r, self.shape), "pad: shape") for r in range(len(shapes))]
+        aligns = [ints_argument(chunk.arg("align", r, self.align), "pad: align") for r in range(len(shapes))]
         for want in targets:
             if want is not None and len(want) not in (0, len(axes)):
                 raise SampleError(f"pad: shape has {len(want)} values for {len(axes)} padded axes")

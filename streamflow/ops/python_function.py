@@ -125,16 +125,13 @@ class PythonFunction(Operator):
                     results.append(self.function(*args))
                 except Exception as err:  # the user's failure: this sample's
                     results.append(err)
-        out: list[list[Any]] = [[None] * n for _ in range(self.num_outputs)]
-        for row, result in enumerate(results):
-            try:
-                if isinstance(result, Exception):
-                    raise SampleError(f"{self.op_label} {self._label} raised {type(result).__name__}: {result}")
-                for k, value in enumerate(self._split(result)):
-                    out[k][row] = value
-            except SampleError as err:
-                chunk.fail(row, err)
-        return out
+        return chunk.each_sample(lambda row, _: self._outputs(results[row]), outputs=self.num_outputs)
+
+    def _outputs(self, result: Any) -> list[Any]:
+        """A row's outputs from the function's result (or the exception it raised)."""
+        if isinstance(result, Exception):
+            raise SampleError(f"{self.op_label} {self._label} raised {type(result).__name__}: {result}")
+        return self._split(result)
 
     async def _gather(self, rows: list[list[Any]]) -> list[Any]:
         limit = asyncio.Semaphore(self.max_concurrency)

@@ -37,27 +37,18 @@ class RandomCropGenerator(Operator):
         self.seed = seed
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
-        anchors: list[Any] = []
-        shapes: list[Any] = []
-        for row, value in enumerate(chunk.inputs[0]):
-            arr = np.asarray(value)
-            if arr.ndim != 1 or arr.size not in (2, 3) or arr.dtype.kind not in "iu":
-                chunk.fail(row, SampleError(
-                    f"random_crop_generator: expected a 1-D integer shape (H, W) or (H, W, C), got "
-                    f"{arr.dtype} of shape {arr.shape}"))
-                anchors.append(None)
-                shapes.append(None)
-                continue
-            height, width = int(arr[0]), int(arr[1])
-            if height <= 0 or width <= 0:
-                chunk.fail(row, SampleError(f"random_crop_generator: the shape must be positive, got {arr.tolist()}"))
-                anchors.append(None)
-                shapes.append(None)
-                continue
-            draw = sample_window(chunk, row, height, width, self.params, self.seed)
-            anchors.append(np.array([draw.y0, draw.x0], dtype=np.int32))
-            shapes.append(np.array([draw.h, draw.w], dtype=np.int32))
-        return [anchors, shapes]
+        return chunk.each_sample(lambda row, value: self._one(chunk, row, value), outputs=2)
+
+    def _one(self, chunk: Chunk, row: int, value: Any) -> tuple[np.ndarray, np.ndarray]:
+        arr = np.asarray(value)
+        if arr.ndim != 1 or arr.size not in (2, 3) or arr.dtype.kind not in "iu":
+            raise SampleError(f"random_crop_generator: expected a 1-D integer shape (H, W) or (H, W, C), got "
+                              f"{arr.dtype} of shape {arr.shape}")
+        height, width = int(arr[0]), int(arr[1])
+        if height <= 0 or width <= 0:
+            raise SampleError(f"random_crop_generator: the shape must be positive, got {arr.tolist()}")
+        draw = sample_window(chunk, row, height, width, self.params, self.seed)
+        return np.array([draw.y0, draw.x0], dtype=np.int32), np.array([draw.h, draw.w], dtype=np.int32)
 
 
 @fn_function()

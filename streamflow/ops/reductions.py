@@ -45,7 +45,7 @@ from ..errors import PipelineDefinitionError, SampleError
 from ..graph import DataNode, add_node, input_layout
 from ..operator import Chunk, Operator
 from ..types import DataType, Device
-from .arguments import fn_function
+from .arguments import fn_function, ints_argument, resolve_axes, static_layout_axes
 from .cast import parse_output_dtype
 
 __all__ = [
@@ -202,24 +202,9 @@ class Reduction(Operator):
 
     def _axes_from(self, axes: int | Sequence[int] | None, axis_names: str | None) -> tuple[int, ...] | None:
         if axis_names is not None:
-            if not self._input_layout:
-                raise PipelineDefinitionError(
-                    f"{self.name}: axis_names={axis_names!r} needs the input's layout, which is unknown; "
-                    "give axes (indices) instead, or set the layout of the input (e.g. external_source(layout='HWC'))")
-            missing = [a for a in axis_names if a not in self._input_layout]
-            if missing:
-                raise PipelineDefinitionError(
-                    f"{self.name}: axis_names={axis_names!r}: {''.join(missing)!r} is not in the input's "
-                    f"layout {self._input_layout!r}")
-            return tuple(sorted(self._input_layout.index(a) for a in axis_names))
-        if axes is None:
-            return None
-        values = (axes,) if isinstance(axes, (int, np.integer)) else tuple(axes)
-        try:
-            out = tuple(int(a) for a in values)
-        except (TypeError, ValueError):
-            raise PipelineDefinitionError(f"{self.name}: axes must be integers, got {axes!r}") from None
-        if len(set(out)) != len(out):
+            return tuple(sorted(static_layout_axes(axis_names, self._input_layout, f"{self.name}: axis_names")))
+        out = ints_argument(axes, f"{self.name}: axes")
+        if out is not None and len(set(out)) != len(out):
             raise PipelineDefinitionError(f"{self.name}: axes must not repeat, got {axes!r}")
         return out
 
@@ -227,13 +212,7 @@ class Reduction(Operator):
         """The reduced axes of a sample with ``ndim`` dimensions (negative ones resolved)."""
         if self.axes is None:
             return tuple(range(ndim))
-        out = []
-        for a in self.axes:
-            if not -ndim <= a < ndim:
-                raise SampleError(f"{self.name}: axis {a} is out of range for a sample with {ndim} dimensions "
-                                  f"(accepted: {-ndim}..{ndim - 1})")
-            out.append(a % ndim)
-        return tuple(sorted(out))
+        return tuple(sorted(resolve_axes(self.axes, ndim, f"{self.name}: axes")))
 
     def out_dtype(self, in_dtype: np.dtype) -> np.dtype:
         default, allowed = output_types(self.kind, in_dtype)

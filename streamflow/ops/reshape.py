@@ -17,22 +17,15 @@ import numpy as np
 from ..errors import PipelineDefinitionError, SampleError
 from ..graph import DataNode, add_node, input_layout, split_arguments
 from ..operator import Chunk, Operator
-from .arguments import fn_function
+from .arguments import fn_function, ints_argument, static_layout_axes
 
 __all__ = ["ExpandDims", "Reshape", "Squeeze", "expand_dims", "reshape", "squeeze"]
 
 
 def _axes_of(axes: int | Sequence[int] | None, axis_names: str | None, layout: str, op: str) -> tuple[int, ...]:
     if axis_names is not None:
-        if not layout:
-            raise PipelineDefinitionError(f"{op}: axis_names needs an input with a layout")
-        missing = [c for c in axis_names if c not in layout]
-        if missing:
-            raise PipelineDefinitionError(f"{op}: axis names {missing} are not in the layout {layout!r}")
-        return tuple(layout.index(c) for c in axis_names)
-    if axes is None:
-        return ()
-    return tuple(int(a) for a in (axes if isinstance(axes, Sequence) else [axes]))
+        return tuple(static_layout_axes(axis_names, layout, f"{op}: axis_names"))
+    return ints_argument(axes, f"{op}: axes") or ()
 
 
 class Reshape(Operator):

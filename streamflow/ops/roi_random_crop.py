@@ -91,15 +91,7 @@ class RoiRandomCrop(Operator):
             gen = rng.sample_generator(key, chunk.epoch, int(chunk.sample_ids[row]))
             return roi_crop_start(crop, start, end, shape, gen)
 
-        rows = chunk.inputs[0] if chunk.inputs else [None] * len(chunk)
-        out: list[Any] = []
-        for row, sample in enumerate(rows):
-            try:
-                out.append(one(row, sample))
-            except SampleError as err:
-                chunk.fail(row, err)
-                out.append(None)
-        return [out]
+        return [chunk.each_sample(one)]
 
 
 @fn_function()

@@ -44,7 +44,7 @@ from ..errors import PipelineDefinitionError, SampleError
 from ..graph import DataNode, add_node, input_layout, require_node, split_arguments
 from ..operator import Chunk, Operator
 from ..types import DataType, Device, Number, parse_dtype
-from .arguments import fn_function
+from .arguments import fn_function, ints_argument, resolve_axes
 
 __all__ = [
     "BORDER_POLICIES",
@@ -342,7 +342,7 @@ class Slice(Operator):
     ) -> None:
         super().__init__(name=name)
         self._layout = layout or ""
-        self.axes = None if axes is None else tuple(int(a) for a in np.asarray(axes).reshape(-1))
+        self.axes = ints_argument(axes, "slice: axes")
         self.axis_names = axis_names
         self.named = {k: None if v is None else np.asarray(v) for k, v in (named or {}).items()}
         self.positional = positional
@@ -367,11 +367,7 @@ class Slice(Operator):
         axes = chunk.arg("axes", row, self.axes)
         if axes is None:
             return axes_from_names("WH", self._layout, ndim, self.name)
-        result = []
-        for a in np.asarray(axes).reshape(-1).tolist():
-            if not -ndim <= int(a) < ndim:
-                raise SampleError(f"slice: axis {a} is out of range for a {ndim}-D sample (valid: [-{ndim}, {ndim - 1}])")
-            result.append(int(a) % ndim)
+        result = resolve_axes(np.asarray(axes).reshape(-1).tolist(), ndim, "slice: axes")
         if len(set(result)) != len(result):
             raise SampleError(f"slice: axes must be distinct, got {list(np.asarray(axes).reshape(-1))}")
         return tuple(result)

@@ -34,7 +34,7 @@ from ..errors import PipelineDefinitionError, SampleError
 from ..graph import DataNode, add_node, input_layout, split_arguments
 from ..operator import Chunk, Operator
 from ..types import DataType, Device, InterpType, Number, parse_dtype, parse_interp
-from .arguments import fn_function
+from .arguments import fn_function, ints_argument, resolve_axes, static_layout_axes
 
 __all__ = ["TensorResize", "resample_axis", "tensor_resize"]
 
@@ -136,9 +136,7 @@ class TensorResize(Operator):
     def plan(self, chunk: Chunk, row: int, shape: tuple[int, ...]) -> list[tuple[int, int, tuple[float, float]]]:
         """Per resized axis: (axis, output extent, source range)."""
         ndim = len(shape)
-        axes = list(range(ndim)) if self.axes is None else [a + ndim if a < 0 else a for a in self.axes]
-        if any(not 0 <= a < ndim for a in axes):
-            raise SampleError(f"tensor_resize: axes {list(self.axes or ())} are outside a sample of {ndim} dims")
+        axes = list(range(ndim)) if self.axes is None else resolve_axes(self.axes, ndim, "tensor_resize: axes")
         n = len(axes)
         extents = [shape[a] for a in axes]
         start = self._vals(chunk.arg("roi_start", row, self.roi_start), n, "roi_start")
@@ -265,12 +263,9 @@ def tensor_resize(
     layout = input_layout(input, what)
     ax: tuple[int, ...] | None = None
     if axis_names is not None:
-        missing = [c for c in axis_names if c not in layout]
-        if missing:
-            raise PipelineDefinitionError(f"{what}: axis names {missing} are not in the input layout {layout!r}")
-        ax = tuple(layout.index(c) for c in axis_names)
-    elif axes is not None:
-        ax = (int(axes),) if isinstance(axes, int) else tuple(int(a) for a in axes)
+        ax = tuple(static_layout_axes(axis_names, layout, f"{what}: axis_names"))
+    else:
+        ax = ints_argument(axes, f"{what}: axes")
     out_dtype = None
     if dtype is not None:
         out_dtype = parse_dtype(dtype).numpy

@@ -162,14 +162,7 @@ class AffineTransform(Operator):
         return np.ascontiguousarray(mat[:n], dtype=F32)
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
-        out: list[Any] = []
-        for row in range(len(chunk)):
-            try:
-                out.append(self._one(chunk, row))
-            except SampleError as err:
-                chunk.fail(row, err)
-                out.append(None)
-        return [out]
+        return [chunk.each_sample(lambda row, _: self._one(chunk, row))]
 
 
 def _centred(mat: np.ndarray, center: np.ndarray | None) -> np.ndarray:
@@ -361,14 +354,7 @@ class Combine(Operator):
         return np.ascontiguousarray(acc[:n])
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
-        out: list[Any] = []
-        for row in range(len(chunk)):
-            try:
-                out.append(self._one([inp[row] for inp in chunk.inputs]))
-            except SampleError as err:
-                chunk.fail(row, err)
-                out.append(None)
-        return [out]
+        return [chunk.each_sample(lambda row, _: self._one([inp[row] for inp in chunk.inputs]))]
 
 
 def _add(op: AffineTransform, data: DataNode | None, per_sample: dict[str, DataNode],

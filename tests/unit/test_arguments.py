@@ -5,10 +5,11 @@ argument, not on the files."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
-from helpers import DECODER_FILES, rand_image, run_batch
+from helpers import DECODER_FILES, make_chunk, rand_image, run_batch
 
 import streamflow as sf
 from streamflow import fn
@@ -137,3 +138,80 @@ def test_dali_pipeline_options_are_accepted_and_a_wrong_one_is_refused() -> None
     with pytest.raises(TypeError, match="unexpected keyword argument 'exec_asynk'; did you mean 'exec_async'"):
         sf.Pipeline(batch_size=1, exec_asynk=True)
     assert sf.Pipeline(batch_size=1, enable_conditionals=True).enable_conditionals
+
+
+# --- axes / axis_names: one resolution (ops/arguments.py), one message per mistake -------------------------
+def _axes_ops() -> dict[str, Any]:
+    from streamflow.ops.erase import Erase
+    from streamflow.ops.normalize import Normalize
+    from streamflow.ops.pad import Pad
+    from streamflow.ops.reductions import Reduction
+    from streamflow.ops.slice import Slice
+
+    return {
+        "normalize": Normalize,
+        "reductions.sum": lambda **kw: Reduction("sum", **kw),
+        "erase": lambda **kw: Erase(anchor=[0, 0], shape=[1, 1], **kw),
+        "pad": Pad,
+        "slice": lambda **kw: Slice(named={"start": np.array([0, 0]), "shape": np.array([1, 1])}, **kw),
+    }
+
+
+@pytest.mark.parametrize("name", ["normalize", "reductions.sum", "erase", "pad", "slice"])
+def test_axes_out_of_range_fail_the_sample_naming_operator_argument_and_axis(name: str) -> None:
+    op = _axes_ops()[name](axes=[0, 5])
+    # pad plans the whole batch at once (its samples share one number of dimensions): no second row there
+    wide = [] if name == "pad" else [np.zeros((2, 2, 2, 2, 2, 2), np.float32)]
+    chunk = make_chunk([np.zeros((4, 4), np.float32), *wide])
+    op.run(chunk)
+    assert f"{name}: axes=[0, 5]: axis 5 is out of range for a 2-D sample (valid: -2..1)" in str(chunk.failures[0])
+    assert list(chunk.failures) == [0]
+
+
+@pytest.mark.parametrize("name", ["normalize", "reductions.sum", "erase", "pad"])
+def test_axis_names_not_in_the_layout_are_refused_at_definition(name: str) -> None:
+    with pytest.raises(PipelineDefinitionError,
+                       match=f"{name}: axis_names='HD': 'D' is not in the input layout 'HWC'"):
+        _axes_ops()[name](axis_names="HD", layout="HWC")
+
+
+@pytest.mark.parametrize("name", ["normalize", "erase", "pad"])
+def test_axis_names_need_a_layout_that_fits_the_sample(name: str) -> None:
+    op = _axes_ops()[name](axis_names="H", layout="HWC")
+    chunk = make_chunk([np.zeros((4, 4), np.float32)])
+    op.run(chunk)
+    assert f"{name}: axis_names='H' needs the input layout; 'HWC' does not describe a 2-D sample" in str(
+        chunk.failures[0])
+
+
+@pytest.mark.parametrize("name", ["normalize", "reductions.sum", "erase", "pad", "slice"])
+def test_axes_that_are_not_integers_are_refused_at_definition(name: str) -> None:
+    with pytest.raises(PipelineDefinitionError, match=f"{name}: axes must be an int or a list of ints, got 'x'"):
+        _axes_ops()[name](axes="x")
+    assert _axes_ops()[name](axes=-1).axes == (-1,)
+
+
+@pytest.mark.parametrize("name, build", [
+    ("squeeze", lambda x, **kw: fn.squeeze(x, **kw)),
+    ("tensor_resize", lambda x, **kw: fn.tensor_resize(x, sizes=[2], **kw)),
+    ("reductions.sum", lambda x, **kw: fn.reductions.sum(x, **kw)),
+])
+def test_axis_names_resolved_at_definition_need_the_layout(name: str, build: Any) -> None:
+    with pytest.raises(PipelineDefinitionError, match=f"{name}: axis_names='D': 'D' is not in the input layout 'HWC'"):
+        build(fn.external_source([[np.zeros((1, 2, 3))]], layout="HWC"), axis_names="D")
+    with pytest.raises(PipelineDefinitionError, match=f"{name}: axis_names='H' needs the input's layout, which is unknown"):
+        build(fn.external_source([[np.zeros((1, 2, 3))]]), axis_names="H")
+
+
+def test_tensor_resize_axes_out_of_range_fail_the_sample() -> None:
+    from streamflow.ops.tensor_resize import TensorResize
+
+    op = TensorResize(axes=(0, -3), sizes=(2.0, 2.0), scales=None, mode="default", max_size=None,
+                      size_rounding="round", roi_start=None, roi_end=None, roi_relative=False,
+                      subpixel_scale=True, alignment=(0.5,), interp=sf.types.InterpType.INTERP_LINEAR,
+                      antialias=True, dtype=None, layout="")
+    chunk = make_chunk([np.zeros((4, 4), np.float32), np.zeros((4, 4, 4), np.float32)])
+    op.run(chunk)
+    assert "tensor_resize: axes=[0, -3]: axis -3 is out of range for a 2-D sample (valid: -2..1)" in str(
+        chunk.failures[0])
+    assert list(chunk.failures) == [0]

@@ -10,7 +10,7 @@ from ...errors import SampleError
 from ...operator import Chunk
 from ...ops.crop import Crop
 from .. import kernels as K
-from ..context import GpuContext, element_bits, param_rows
+from ..context import GpuContext, element_bits, group_by_dtype, param_rows
 from .registry import register
 
 __all__ = ["crop_gpu"]
@@ -40,12 +40,9 @@ def crop_gpu(op: Crop, chunk: Chunk, ctx: GpuContext) -> list[list[Any]]:
     if not rows:
         return [out]
     staged, addresses = ctx.stage(fills)
-    groups: dict[np.dtype, list[int]] = {}
-    for i, img in enumerate(imgs):
-        groups.setdefault(np.dtype(img.dtype), []).append(i)
     results: list[Any] = [None] * len(imgs)
     S = K.CROP_SLOTS
-    for dtype, members in groups.items():  # one launch per element type
+    for dtype, members in group_by_dtype(imgs).items():  # one launch per element type
         shapes = [(wins[i][2], wins[i][3], imgs[i].shape[2]) for i in members]
         outs = ctx.alloc(shapes, dtype)
         P = param_rows(len(members))

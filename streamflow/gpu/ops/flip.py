@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from ...errors import SampleError
 from ...operator import Chunk
 from ...ops.flip import Flip
 from .. import kernels as K
-from ..context import GpuContext, param_rows
+from ..context import GpuContext, group_by_dtype, param_rows
 from .registry import register
 
 __all__ = ["flip_gpu"]
@@ -31,11 +29,8 @@ def flip_gpu(op: Flip, chunk: Chunk, ctx: GpuContext) -> list[list[Any]]:
         return [out]
     S = K.FLIP_SLOTS
     results: list[Any] = [None] * len(imgs)
-    groups: dict[np.dtype, list[int]] = {}
-    for i, img in enumerate(imgs):
-        groups.setdefault(np.dtype(img.dtype), []).append(i)
     chw = op.layout(0).upper() == "CHW"
-    for dtype, members in groups.items():
+    for dtype, members in group_by_dtype(imgs).items():
         outs = ctx.alloc([tuple(imgs[i].shape) for i in members], dtype)
         P = param_rows(len(members))
         row_counts = []

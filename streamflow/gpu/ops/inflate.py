@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...errors import SampleError
 from ...operator import Chunk
 from ...ops.decoders.inflate import Inflate
 from ..context import GpuContext
@@ -17,13 +16,7 @@ __all__ = ["inflate_gpu"]
 
 @register(Inflate)
 def inflate_gpu(op: Inflate, chunk: Chunk, ctx: GpuContext) -> list[list[Any]]:
-    host: list[Any] = []
-    for row, data in enumerate(chunk.inputs[0]):
-        try:
-            host.append(op.decode(chunk, row, ctx.to_host(data)))
-        except SampleError as err:
-            chunk.fail(row, err)
-            host.append(None)
+    host = chunk.each_sample(lambda row, data: op.decode(chunk, row, ctx.to_host(data)))
     done = [h for h in host if h is not None]
     on_device = iter(ctx.to_device(done) if done else [])
     return [[None if h is None else next(on_device) for h in host]]

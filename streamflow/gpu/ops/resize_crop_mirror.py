@@ -17,7 +17,7 @@ from ...errors import SampleError
 from ...operator import Chunk
 from ...ops.resize_crop_mirror import ResizeCropMirror
 from .. import kernels as K
-from ..context import GpuContext, param_rows
+from ..context import GpuContext, group_by_dtype, param_rows
 from ..resample import OUT_KINDS, ResampleJob, plan_resample, resample_batch
 from .registry import register
 
@@ -28,10 +28,7 @@ def flip_images(ctx: GpuContext, images: list[Any], flags: list[tuple[bool, bool
     """HWC images flipped (horizontal, vertical) into new arrays: one launch per element size."""
     out: list[Any] = [None] * len(images)
     S = K.FLIP_SLOTS
-    groups: dict[np.dtype, list[int]] = {}
-    for i, img in enumerate(images):
-        groups.setdefault(np.dtype(img.dtype), []).append(i)
-    for dtype, members in groups.items():
+    for dtype, members in group_by_dtype(images).items():
         outs = ctx.alloc([tuple(images[i].shape) for i in members], dtype)
         P = param_rows(len(members))
         for j, i in enumerate(members):

@@ -18,7 +18,7 @@ from ...errors import SampleError
 from ...operator import Chunk
 from ...ops.slice import Slice, convert_like_slice, typed_fill
 from .. import kernels as K
-from ..context import GpuContext, param_rows
+from ..context import GpuContext, group_by_dtype, param_rows
 from .registry import register
 
 __all__ = ["collapse", "launch_regions", "plan_region", "slice_gpu"]
@@ -59,10 +59,7 @@ def launch_regions(ctx: GpuContext, jobs: list[dict[str, Any]]) -> list[Any]:
         return results
     staged, addresses = ctx.stage([j["fill"] for j in jobs])
     S = K.SLICE_SLOTS
-    groups: dict[np.dtype, list[int]] = {}
-    for i, job in enumerate(jobs):
-        groups.setdefault(np.dtype(job["src"].dtype), []).append(i)
-    for dtype, members in groups.items():
+    for dtype, members in group_by_dtype([job["src"] for job in jobs]).items():
         outs = ctx.alloc([jobs[i]["shape"] for i in members], dtype)
         P = param_rows(len(members))
         rows = []

@@ -38,31 +38,25 @@ def read_video_gpu(op: SequenceDecode, chunk: Chunk, ctx: GpuContext) -> list[li
     if op.image_type != "RGB":
         raise SampleError(f"{op.name}: image_type=YCbCr is decoded on the CPU only; use device='cpu'")
     decoder = _nvdec(ctx)
-    out: list[Any] = []
-    for row, request in enumerate(chunk.inputs[0]):
-        try:
-            if not isinstance(request, SequenceRequest):
-                raise SampleError(f"{op.name}: expected the reader's sequence requests")
-            shape = (request.index.height, request.index.width, 3)
-            out.append(_as_dtype(op, decoder.decode(request.path, request.frames, request.fill, shape)))
-        except SampleError as err:
-            chunk.fail(row, err)
-            out.append(None)
-    return [out]
+
+    def one(row: int, request: Any) -> Any:
+        if not isinstance(request, SequenceRequest):
+            raise SampleError(f"{op.name}: expected the reader's sequence requests")
+        shape = (request.index.height, request.index.width, 3)
+        return _as_dtype(op, decoder.decode(request.path, request.frames, request.fill, shape))
+
+    return [chunk.each_sample(one)]
 
 
 @register(VideoDecode)
 def decode_video_gpu(op: VideoDecode, chunk: Chunk, ctx: GpuContext) -> list[list[Any]]:
     decoder = _nvdec(ctx)
-    out: list[Any] = []
-    for row, data in enumerate(chunk.inputs[0]):
+
+    def one(row: int, data: Any) -> Any:
         source = chunk.sources[row] or f"sample {row}"
-        try:
-            index = build_index(data, source)
-            frames = op.frame_numbers(chunk, row, index.num_frames)
-            shape = (index.height, index.width, 3)
-            out.append(decoder.decode_bytes(data, source, frames, op.fill, shape))
-        except SampleError as err:
-            chunk.fail(row, err)
-            out.append(None)
-    return [out]
+        index = build_index(data, source)
+        frames = op.frame_numbers(chunk, row, index.num_frames)
+        shape = (index.height, index.width, 3)
+        return decoder.decode_bytes(data, source, frames, op.fill, shape)
+
+    return [chunk.each_sample(one)]

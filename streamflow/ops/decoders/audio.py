@@ -101,28 +101,18 @@ class AudioDecode(Operator):
         self.quality = check_quality(quality, self.name)
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
-        audio_out: list[Any] = []
-        rates: list[Any] = []
-        for row, encoded in enumerate(chunk.inputs[0]):
-            try:
-                target = float(np.asarray(chunk.arg("sample_rate", row, self.sample_rate)).reshape(-1)[0])
-                if not np.isfinite(target) or target < 0:
-                    raise SampleError(f"{self.name}: sample_rate must be >= 0, got {target}")
-                samples, rate, _ = finish_audio(encoded, target_rate=target, downmix=self.downmix,
-                                                dtype=self.dtype, quality=self.quality)
-            except DecodeError as err:
-                chunk.fail(row, DecodeError(f"{self.name}: {err.reason}", chunk.sources[row]))
-                audio_out.append(None)
-                rates.append(None)
-                continue
-            except SampleError as err:
-                chunk.fail(row, err)
-                audio_out.append(None)
-                rates.append(None)
-                continue
-            audio_out.append(samples)
-            rates.append(np.asarray(rate, dtype=np.float32))
-        return [audio_out, rates]
+        return chunk.each_sample(lambda row, encoded: self._one(chunk, row, encoded), outputs=2)
+
+    def _one(self, chunk: Chunk, row: int, encoded: Any) -> tuple[Any, np.ndarray]:
+        target = float(np.asarray(chunk.arg("sample_rate", row, self.sample_rate)).reshape(-1)[0])
+        if not np.isfinite(target) or target < 0:
+            raise SampleError(f"{self.name}: sample_rate must be >= 0, got {target}")
+        try:
+            samples, rate, _ = finish_audio(encoded, target_rate=target, downmix=self.downmix,
+                                            dtype=self.dtype, quality=self.quality)
+        except DecodeError as err:
+            raise DecodeError(f"{self.name}: {err.reason}", chunk.sources[row]) from None
+        return samples, np.asarray(rate, dtype=np.float32)
 
     def layout(self, index: int) -> str:
         return ""

@@ -185,16 +185,7 @@ class RandomObjectBBox(Operator):
         return out
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
-        outs: list[list[Any]] = [[] for _ in range(self.num_outputs)]
-        for row, sample in enumerate(chunk.inputs[0]):
-            try:
-                values = self._one(chunk, row, sample)
-            except SampleError as err:
-                chunk.fail(row, err)
-                values = [None] * self.num_outputs
-            for k, v in enumerate(values):
-                outs[k].append(v)
-        return outs
+        return chunk.each_sample(lambda row, sample: self._one(chunk, row, sample), outputs=self.num_outputs)
 
 
 

@@ -81,18 +81,8 @@ class SelectMasks(Operator):
         return select_polygons(ids, polys.astype(np.int64), verts, self.reindex_masks)
 
     def run(self, chunk: Chunk) -> list[list[Any]]:
-        polys_out: list[Any] = []
-        verts_out: list[Any] = []
-        for row, (ids, polys, verts) in enumerate(zip(*chunk.inputs)):
-            p: np.ndarray | None = None
-            v: np.ndarray | None = None
-            try:
-                p, v = self._one(ids, polys, verts)
-            except SampleError as err:
-                chunk.fail(row, err)
-            polys_out.append(p)
-            verts_out.append(v)
-        return [polys_out, verts_out]
+        polygons, vertices = chunk.inputs[1], chunk.inputs[2]
+        return chunk.each_sample(lambda row, ids: self._one(ids, polygons[row], vertices[row]), outputs=2)
 
 
 

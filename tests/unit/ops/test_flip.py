@@ -45,3 +45,13 @@ def test_gpu_flip_equals_cpu(kernel_ctx, grid, layout, dtype) -> None:
     args = {"horizontal": [1, 0, 1, 0, 1, 1], "vertical": [0, 1, 1, 0, 1, 0]}
     op = Flip(layout=layout)
     assert_gpu_equals_cpu(kernel_ctx, op, images, args, what=f"flip {layout} {np.dtype(dtype)}")
+
+
+def test_gpu_flip_of_a_batch_of_mixed_dtypes_equals_cpu(kernel_ctx) -> None:
+    # one launch per element type: each output must come back to its own row
+    rng = np.random.default_rng(11)
+    images = [im.astype(dt) for im, dt in zip(odd_images(rng, 5, hi=30),
+                                              (np.uint8, np.float32, np.uint8, np.int16, np.float32))]
+    args = {"horizontal": [1, 0, 1, 1, 0], "vertical": [0, 1, 1, 0, 1]}
+    gpu = assert_gpu_equals_cpu(kernel_ctx, Flip(), images, args, what="flip of mixed dtypes")
+    assert [g.dtype for g in gpu] == [im.dtype for im in images]

@@ -10,11 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from audio_helpers import dali, encoded
-from helpers import run_arrays
+from helpers import make_chunk, run_arrays
 
 from streamflow import fn
 from streamflow._native import audio as native_audio
-from streamflow.ops.nonsilent_region import moving_power, region
+from streamflow.ops.nonsilent_region import NonsilentRegion, moving_power, region
 
 VORBIS = 3  # index of arctic_a0007.ogg in FILES
 CASES = {"default": {}, "m20_w512": dict(cutoff_db=-20.0, window_length=512), "m30": dict(cutoff_db=-30.0),
@@ -75,3 +75,14 @@ def test_c_kernel_equals_the_numpy_computation() -> None:
         want = region(moving_power(np, x, window), window, cutoff, reference)
         v = x.astype(np.float32) if x.dtype == np.float64 else x
         assert native_audio.nonsilent(v, window, cutoff, reference) == want, t
+
+
+def test_a_bad_signal_fails_only_its_row() -> None:
+    x = np.zeros(1000, np.float32)
+    x[400:500] = 0.5
+    chunk = make_chunk([np.zeros((10, 2), np.float32), x, np.zeros(0, np.float32)])
+    begin, length = NonsilentRegion(window_length=10).run(chunk)
+    assert sorted(chunk.failures) == [0, 2]
+    assert all("nonsilent_region: expects a non-empty 1-D numeric signal" in e.reason for e in chunk.failures.values())
+    assert begin[0] is begin[2] is length[0] is length[2] is None
+    assert (int(begin[1]), int(length[1])) == (391, 509 - 391)  # as test_burst_in_silence, window 10

@@ -113,7 +113,7 @@ def test_output_layout() -> None:
 def test_errors() -> None:
     with pytest.raises(PipelineDefinitionError, match="axes or axis_names"):
         Reduction("sum", axes=0, axis_names="H", layout="HWC")
-    with pytest.raises(PipelineDefinitionError, match="'D' is not in the input's layout 'HWC'"):
+    with pytest.raises(PipelineDefinitionError, match="reductions.sum: axis_names='D': 'D' is not in the input layout 'HWC'"):
         Reduction("sum", axis_names="D", layout="HWC")
     with pytest.raises(PipelineDefinitionError, match="layout, which is unknown"):
         Reduction("sum", axis_names="H")
@@ -123,7 +123,7 @@ def test_errors() -> None:
     Reduction("mean", axes=(0, 1), dtype="int8").run(chunk)
     assert "dtype=int8 is not supported for uint8 input; allowed: float32, uint8" in str(chunk.failures[0])
     assert "unsupported input type float64" in str(chunk.failures[1])
-    assert "axis 1 is out of range for a sample with 1 dimensions" in str(chunk.failures[2])
+    assert "reductions.mean: axes=[0, 1]: axis 1 is out of range for a 1-D sample (valid: -1..0)" in str(chunk.failures[2])
     chunk = make_chunk([np.zeros((2, 3), np.float32)])
     chunk.inputs.append([np.zeros(2, np.float32)])
     Reduction("std_dev", axes=0).run(chunk)
