@@ -148,17 +148,42 @@ except (OSError, AttributeError):  # not Linux/BSD: always use preads
     _mincore = None
 
 
-def _resident(mapped: mmap.mmap, begin: int, end: int) -> bool:
-    """Whether every page of bytes ``[begin, end)`` of the mapping is in the page cache."""
-    if _mincore is None or end <= begin:
+#: Pages checked to decide whether a region is cached: a whole-span check of a
+#: cube costs a page-cache lookup per page of the span (0.8 ms for a 1% cube
+#: of a 256 MiB array, more than the copy), a spread sample of 16 ~60 us.
+RESIDENCY_SAMPLES = 16
+
+
+def _sample_pages(header: NpyHeader, inside: tuple[tuple[int, int], ...], order: Literal["C", "F"]) -> np.ndarray:
+    """File offsets of the pages holding up to RESIDENCY_SAMPLES elements spread evenly over the region
+    (its first and last element included)."""
+    extents = [hi - lo for lo, hi in inside]
+    n = int(np.prod(extents, dtype=np.int64))
+    picks = np.unique(np.linspace(0, n - 1, num=min(n, RESIDENCY_SAMPLES)).astype(np.int64))
+    coords = [c + lo for c, (lo, _) in zip(np.unravel_index(picks, extents), inside)]
+    elements = np.ravel_multi_index(coords, header.shape, order=order)
+    offsets = header.data_offset + elements.astype(np.int64) * header.dtype.itemsize
+    return np.unique(offsets // _PAGE * _PAGE)
+
+
+def _resident(mapped: mmap.mmap, pages: np.ndarray) -> bool:
+    """Whether every page of the mapping starting at ``pages`` (file offsets) is in the page cache.
+
+    A sample of the region's pages stands for all of them: a region that is
+    only partly cached is then copied out of the map, and the page faults
+    fetch the rest (slower than preads, still correct)."""
+    if _mincore is None or len(pages) == 0:
         return False
-    first = begin // _PAGE * _PAGE
-    length = end - first
-    view = np.frombuffer(mapped, dtype=np.uint8, count=length, offset=first)
-    pages = np.zeros((length + _PAGE - 1) // _PAGE, dtype=np.uint8)
-    status = _mincore(view.ctypes.data, length, pages.ctypes.data)
-    del view
-    return status == 0 and bool(np.all(pages & 1))
+    view = np.frombuffer(mapped, dtype=np.uint8)
+    base = view.ctypes.data
+    status = (ctypes.c_ubyte * 1)()
+    try:
+        for page in pages.tolist():
+            if _mincore(base + page, 1, status) != 0 or not status[0] & 1:
+                return False
+        return True
+    finally:
+        del view
 
 
 def _fragmented(header: NpyHeader, inside: tuple[tuple[int, int], ...]) -> bool:
@@ -179,13 +204,9 @@ def _read_mapped(fd: int, header: NpyHeader, roi: Roi, fill_value: Any, stats: R
     inside = roi.inside(header.shape)
     order: Literal["C", "F"] = "F" if header.fortran_order else "C"
     count = int(np.prod(header.shape, dtype=np.int64))
-    corner_first = np.ravel_multi_index([lo for lo, _ in inside], header.shape, order=order)
-    corner_last = np.ravel_multi_index([hi - 1 for _, hi in inside], header.shape, order=order)
-    begin = header.data_offset + int(corner_first) * header.dtype.itemsize
-    end = header.data_offset + (int(corner_last) + 1) * header.dtype.itemsize
     mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
     try:
-        if not _resident(mapped, begin, end):
+        if not _resident(mapped, _sample_pages(header, inside, order)):
             return None
         flat = np.frombuffer(mapped, dtype=header.dtype, count=count, offset=header.data_offset)
         window = tuple(slice(lo, hi) for lo, hi in inside)

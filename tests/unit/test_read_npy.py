@@ -231,7 +231,7 @@ def test_fragmented_regions_use_the_page_cache_when_it_has_them(folder, monkeypa
     arr = make_array((40, 50, 60), ">i4", "F")
     path = write(folder, arr, (1, 0))
     if not cached:  # pretend the pages are on disk only: coalesced preads
-        monkeypatch.setattr(npy_mod, "_resident", lambda mapped, begin, end: False)
+        monkeypatch.setattr(npy_mod, "_resident", lambda mapped, pages: False)
     roi = (slice(3, 37), slice(5, 45), slice(7, 50))
     stats = ReadStats()
     out = read_npy_sync(path, roi=roi, stats=stats, max_gap=0)
@@ -286,3 +286,28 @@ def test_device_argument(folder) -> None:
     except ImportError:
         with pytest.raises(MissingDependencyError, match="streamflow\\[gpu\\]"):
             asyncio.run(read_npy(path, device="gpu"))
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_residency_sample_spans_the_region(folder, order) -> None:
+    """The pages checked before copying from the map: the region's first and last element's pages,
+    at most RESIDENCY_SAMPLES of them, every one inside the region's span of the file."""
+    from streamflow.io.npy_plan import read_header
+
+    arr = make_array((64, 80, 96), "<f4", order)
+    path = write(folder, arr, (1, 0))
+    inside = ((5, 60), (10, 70), (3, 90))
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        header = read_header(fd, os.fstat(fd).st_size, path, None)
+    finally:
+        os.close(fd)
+    pages = npy_mod._sample_pages(header, inside, order)
+    first = np.ravel_multi_index([lo for lo, _ in inside], header.shape, order=order)
+    last = np.ravel_multi_index([hi - 1 for _, hi in inside], header.shape, order=order)
+    page = npy_mod._PAGE
+    lo_page = (header.data_offset + int(first) * 4) // page * page
+    hi_page = (header.data_offset + int(last) * 4) // page * page
+    assert 2 <= len(pages) <= npy_mod.RESIDENCY_SAMPLES
+    assert pages[0] == min(lo_page, hi_page) and pages[-1] == max(lo_page, hi_page)
+    assert np.all(np.diff(pages) > 0) and np.all(pages % page == 0)
