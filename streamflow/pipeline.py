@@ -282,8 +282,20 @@ class Pipeline:
         if self._outputs is None:
             raise PipelineDefinitionError("the pipeline has no outputs; use @pipeline_def or set_outputs()")
         self._resolve_devices(self._outputs)
-        self._plan = make_plan(self._outputs, self.seed)
+        self._plan = make_plan(self._outputs, self.seed, self._batch_counter(self._outputs))
         self._state = PipelineState.BUILT
+
+    def _batch_counter(self, outputs: Sequence[DataNode]) -> DataNode | None:
+        """For outputs that depend on no reader or external source (DALI runs such pipelines: constants,
+        random numbers), a source of ``batch_size`` empty samples per batch, without end, that sets
+        the number of samples; ``None`` when the outputs have a source."""
+        if any(isinstance(node.op, Source) for node in topological_order(outputs)):
+            return None
+        from .ops.external_source import external_source
+
+        empty = [np.zeros(0, dtype=np.uint8)] * self.batch_size
+        node: DataNode = external_source(source=lambda: empty, name="__batch_counter__")
+        return node
 
     def _resolve_devices(self, outputs: Sequence[DataNode]) -> None:
         nodes = topological_order(outputs)

@@ -238,7 +238,9 @@ class DebugPipeline:
         self._names = [n.op.name for n in run.nodes]
         self._source_seqs = sorted(run.read)
         if not self._source_seqs:
-            raise PipelineDefinitionError("the pipeline has no source: use fn.readers.* or fn.external_source to feed it")
+            raise PipelineDefinitionError(
+                "debug mode needs a source (fn.readers.* or fn.external_source) that sets the batch; a pipeline of "
+                "constants and random numbers only runs without debug=True")
         self._driver = SourceDriver([run.nodes[k] for k in self._source_seqs])
         self._driver.batch_size = self.batch_size  # its sources were prepared as they were met
         self._first_drivers.clear()

@@ -62,8 +62,13 @@ def _stage_of(node: OpNode) -> StageKind:
     return {Device.CPU: StageKind.CPU, Device.MIXED: StageKind.MIXED, Device.GPU: StageKind.GPU}[node.op.device]
 
 
-def make_plan(outputs: Sequence[DataNode], seed: int) -> ExecutionPlan:
-    """Group the operators the outputs depend on into ordered stages."""
+def make_plan(outputs: Sequence[DataNode], seed: int, implicit_source: DataNode | None = None) -> ExecutionPlan:
+    """Group the operators the outputs depend on into ordered stages.
+
+    ``implicit_source``: a source that nothing reads, run when the outputs
+    depend on no source (DALI's source-less pipelines of constants and random
+    numbers): it only sets the number of samples per batch.
+    """
     if not outputs:
         raise PipelineDefinitionError("the pipeline definition returned no outputs")
     for i, out in enumerate(outputs):
@@ -73,6 +78,8 @@ def make_plan(outputs: Sequence[DataNode], seed: int) -> ExecutionPlan:
                 f"got {type(out).__name__}"
             )
     order = topological_order(outputs)
+    if implicit_source is not None and not any(isinstance(node.op, Source) for node in order):
+        order.append(implicit_source.producer)  # last: the other operators keep their random keys
     # Random streams are keyed on the unfused order, so fusion never changes results.
     keys = {id(node): RandomKey(seed, i) for i, node in enumerate(order)}
     order = fuse_graph(order, protected={id(out.producer) for out in outputs})

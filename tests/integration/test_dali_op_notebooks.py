@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pytest
 
 TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS / "dali_reference"))
@@ -177,14 +176,22 @@ def test_tensor_join() -> None:
     check("tensor_join")
 
 
-def test_tensor_join_needs_a_source_here() -> None:
-    """Deliberate difference (docs/dali-differences.md): a pipeline made only of constants has no source."""
+def test_tensor_join_as_written_without_a_source() -> None:
+    """tensor_join as the tutorial writes it: a pipeline of constants only (no reader, no external_source)
+    runs as in DALI, batch_size samples per run(), for as long as it is asked."""
     arr = np.arange(24).reshape(2, 3, 4)
-    pipe = dali.pipeline.Pipeline(batch_size=1, num_threads=1, device_id=None)
+    pipe = dali.pipeline.Pipeline(batch_size=2, num_threads=1, device_id=None)
     with pipe:
-        pipe.set_outputs(fn.cat(types.Constant(arr), types.Constant(arr + 100), axis=0))
-    with pytest.raises(dali.PipelineDefinitionError, match="source"):
-        pipe.build()
+        pipe.set_outputs(fn.cat(types.Constant(arr), types.Constant(arr + 100), axis=0),
+                         fn.stack(types.Constant(arr), types.Constant(arr + 100), axis=1))
+    pipe.build()
+    for _ in range(3):
+        cat, stacked = pipe.run()
+        assert len(cat) == 2 and len(stacked) == 2
+        for i in range(2):
+            np.testing.assert_array_equal(np.asarray(cat.at(i)), np.concatenate([arr, arr + 100], axis=0))
+            np.testing.assert_array_equal(np.asarray(stacked.at(i)), np.stack([arr, arr + 100], axis=1))
+    pipe.close()
 
 
 # --- image_processing ---------------------------------------------------------------------------
@@ -206,24 +213,20 @@ def test_clahe_example() -> None:
 
 def test_clahe_on_synthetic_low_contrast_images() -> None:
     """The tutorial's synthetic inputs (random.uniform images scaled, shifted, cast): CLAHE raises contrast.
-
-    Deliberate difference: DALI runs a pipeline whose only data is random; here a pipeline needs a source
-    (docs/dali-differences.md), so an external_source drives the batch.
-    """
+    As in DALI, the pipeline's only data is random: it has no source."""
 
     @dali.pipeline_def(batch_size=2, num_threads=1, device_id=None, seed=7)
     def synthetic():  # type: ignore[no-untyped-def]
-        driver = fn.external_source(lambda: [np.zeros(1, np.uint8)] * 2)
         images = fn.random.uniform(range=(60, 180), shape=(64, 64, 3), dtype=types.FLOAT)
         images = images * fn.random.uniform(range=(0.5, 0.9)) + fn.random.uniform(range=(-20, 20))
         images = fn.cast(images, dtype=types.UINT8)
         base = fn.random.uniform(range=(80, 120), shape=(64, 64, 1), dtype=types.UINT8)
         return images, fn.clahe(images, tiles_x=8, tiles_y=8, clip_limit=2.0, luma_only=True), base, fn.clahe(
-            base, tiles_x=4, tiles_y=4, clip_limit=4.0), driver
+            base, tiles_x=4, tiles_y=4, clip_limit=4.0)
 
     pipe = synthetic()
     pipe.build()
-    images, enhanced, base, base_enhanced, _ = pipe.run()
+    images, enhanced, base, base_enhanced = pipe.run()
     for i in range(2):
         assert np.array(enhanced[i]).dtype == np.uint8 and np.array(enhanced[i]).shape == (64, 64, 3)
         assert np.std(np.array(base_enhanced.as_cpu()[i])) > np.std(np.array(base.as_cpu()[i]))

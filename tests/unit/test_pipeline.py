@@ -311,13 +311,6 @@ def test_definition_errors() -> None:
         sf.Pipeline(batch_size=1, on_error="ignore")
 
     @sf.pipeline_def(batch_size=1)
-    def no_source():
-        return fn.random.coin_flip()
-
-    with pytest.raises(sf.PipelineDefinitionError, match="no source"):
-        no_source().build()
-
-    @sf.pipeline_def(batch_size=1)
     def bad_output():
         return 3
 
@@ -354,3 +347,37 @@ def test_the_cpu_fallback_warning_points_at_the_users_line_from_run() -> None:
         p.run()
     p.close()
     assert caught[0].filename == __file__
+
+
+def test_a_pipeline_without_a_source_runs_as_in_dali() -> None:
+    """DALI runs pipelines of constants and random numbers only: batch_size samples per batch, without
+    end; the random values follow the seed like any pipeline's."""
+    import itertools
+
+    def make(seed: int) -> sf.Pipeline:
+        @sf.pipeline_def(batch_size=3, num_threads=1, seed=seed)
+        def source_less():  # type: ignore[no-untyped-def]
+            const = fn.constant(idata=[1, 2], shape=[2], dtype=sf.types.INT32)
+            return const, fn.random.uniform(range=[0, 1], shape=[2])
+
+        return source_less()
+
+    with make(4) as p:
+        const, first = p.run()
+        _, second = p.run()
+        assert len(const) == 3 and np.asarray(const.as_tensor()).tolist() == [[1, 2]] * 3
+        assert np.asarray(first.as_tensor()).shape == (3, 2) and not np.array_equal(first.as_tensor(), second.as_tensor())
+        assert [len(b[0]) for b in itertools.islice(p.iter(), 5)] == [3] * 5  # no epoch end
+    with make(4) as again, make(5) as other:
+        repeat = np.asarray(again.run()[1].as_tensor())
+        assert np.array_equal(repeat, first.as_tensor())
+        assert not np.array_equal(np.asarray(other.run()[1].as_tensor()), repeat)
+
+
+def test_debug_mode_without_a_source_says_what_to_do() -> None:
+    @sf.pipeline_def(batch_size=2, num_threads=1, seed=1, debug=True)
+    def source_less():  # type: ignore[no-untyped-def]
+        return fn.random.uniform(range=[0, 1])
+
+    with pytest.raises(sf.PipelineDefinitionError, match="debug mode needs a source"), source_less() as p:
+        p.run()
