@@ -271,7 +271,10 @@ class ExternalSource(Source):
 
         try:
             if self.batch:
-                batch_info = BatchInfo(batch_index, epoch) if self.batch_info else None
+                # DALI: a batch callable that takes a positional parameter gets the BatchInfo with
+                # batch_info=True, else the iteration number (within the epoch).
+                batch_info: Any = BatchInfo(batch_index, epoch) if self.batch_info else (
+                    batch_index if self._takes_info else None)
                 where = f"{self._label()} batch {batch_index} of epoch {epoch}"
                 item = await self._pull_checked(batch_info)
                 for k, column in enumerate(self._split_outputs(item, where)):
@@ -376,7 +379,9 @@ def external_source(
         batch: batch mode (default) or per-sample mode.
         cycle: ``True``/``"quiet"``: restart an exhausted iterable at once;
             otherwise its end ends the epoch and the next epoch restarts it.
-        batch_info: pass a ``BatchInfo`` to a batch-mode callable.
+        batch_info: pass a ``BatchInfo`` to a batch-mode callable that takes a
+            parameter (without it, as in DALI, such a callable gets the
+            iteration number within the epoch).
         dtype: the dtype every sample must have (checked); with ``num_outputs``
             also a list, one per output (as in DALI).
         layout: layout name of the samples, e.g. ``"HWC"`` (or a list, one per output).

@@ -415,3 +415,20 @@ def test_per_sample_callable_without_parameter_gets_no_sample_info() -> None:
     with pipe() as p:
         a, b = p.run()
     assert a.as_array().tolist() == [4, 5] and b.as_array().tolist() == [0, 1]
+
+
+def test_batch_callable_with_a_parameter_gets_the_iteration_number() -> None:
+    """DALI 2.4: without batch_info, a batch callable taking a positional parameter is given the iteration
+    number within the epoch (0, 1, ... restarting after the StopIteration that ends an epoch)."""
+    got: list[object] = []
+
+    def source(i):  # type: ignore[no-untyped-def]
+        got.append(i)
+        if i >= 2:
+            raise StopIteration
+        return [np.int32([i])] * 2
+
+    with make(source, batch_size=2) as pipe:
+        for _ in range(2):
+            assert [[int(s[0]) for s in b] for b in run_epoch(pipe)] == [[0, 0], [1, 1]]
+    assert got[:6] == [0, 1, 2, 0, 1, 2] and all(type(i) is int for i in got)  # each epoch starts at 0
