@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sys
 import threading
 from pathlib import Path
@@ -64,6 +65,15 @@ def broken_root(tmp_path: Path) -> Path:
 
 def open_fds() -> int:
     return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.fixture
+def ctrl_c():
+    """Makes ``_thread.interrupt_main()`` raise KeyboardInterrupt in the main thread, as Ctrl-C does, even
+    when the test run was started with SIGINT ignored (a background job, nohup), where it does nothing."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
 
 
 @pytest.fixture

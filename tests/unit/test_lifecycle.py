@@ -46,7 +46,7 @@ def test_abandoned_iterator_mid_epoch_then_close(no_leaks) -> None:
     pipe.close()
 
 
-def test_keyboard_interrupt_during_iter_leaves_pipeline_closable(no_leaks) -> None:
+def test_keyboard_interrupt_during_iter_leaves_pipeline_closable(no_leaks, ctrl_c) -> None:
     pipe = counting_pipe(delay=0.3)
     timer = threading.Timer(0.1, _thread.interrupt_main)
     timer.start()

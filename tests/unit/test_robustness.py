@@ -702,7 +702,7 @@ def test_cancelled_task_running_aclose_still_releases_everything(no_leaks) -> No
     asyncio.run(main())
 
 
-def test_keyboard_interrupt_during_iter_then_usable_and_closable(no_leaks) -> None:
+def test_keyboard_interrupt_during_iter_then_usable_and_closable(no_leaks, ctrl_c) -> None:
     pipe = slow_pipe(delay=0.1)
     seen: list[int] = []
     timer = threading.Timer(0.35, _thread.interrupt_main)
@@ -717,7 +717,7 @@ def test_keyboard_interrupt_during_iter_then_usable_and_closable(no_leaks) -> No
     pipe.close()
 
 
-def test_keyboard_interrupt_during_iter_loses_no_batch(no_leaks) -> None:
+def test_keyboard_interrupt_during_iter_loses_no_batch(no_leaks, ctrl_c) -> None:
     pipe = slow_pipe(delay=0.1)
     seen: list[int] = []
     timer = threading.Timer(0.35, _thread.interrupt_main)
