@@ -268,9 +268,15 @@ class Pipeline:
 
     def _trace(self, definition: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Run the definition (rewritten for ``if`` on pipeline data with ``enable_conditionals``)."""
-        if self.enable_conditionals:
-            return autograph.trace(definition, *args, **kwargs)
-        return definition(*args, **kwargs)
+        # As in DALI, Pipeline.current() is the pipeline being defined (tutorials shard with
+        # shard_id=Pipeline.current().device_id inside a pipeline_def function).
+        token = _CURRENT.set(self)
+        try:
+            if self.enable_conditionals:
+                return autograph.trace(definition, *args, **kwargs)
+            return definition(*args, **kwargs)
+        finally:
+            _CURRENT.reset(token)
 
     def build(self) -> None:
         """Validate the graph and plan its stages (done on first use if not called)."""

@@ -381,3 +381,26 @@ def test_debug_mode_without_a_source_says_what_to_do() -> None:
 
     with pytest.raises(sf.PipelineDefinitionError, match="debug mode needs a source"), source_less() as p:
         p.run()
+
+
+def test_pipeline_current_is_the_pipeline_being_defined() -> None:
+    """DALI: inside a ``pipeline_def`` function (and ``define_graph``) ``Pipeline.current()`` is the
+    pipeline being built, e.g. ``shard_id=Pipeline.current().device_id``; None outside."""
+    seen: list[object] = []
+
+    @sf.pipeline_def(batch_size=2, num_threads=1, seed=1)
+    def defined():  # type: ignore[no-untyped-def]
+        seen.append(sf.Pipeline.current())
+        return fn.random.uniform(range=[0, 1])
+
+    pipe = defined()
+    assert seen == [pipe] and sf.Pipeline.current() is None
+
+    class Legacy(sf.Pipeline):
+        def define_graph(self):  # type: ignore[no-untyped-def]
+            seen.append(sf.Pipeline.current())
+            return fn.random.uniform(range=[0, 1])
+
+    legacy = Legacy(batch_size=2, num_threads=1, seed=1)
+    legacy.build()
+    assert seen[-1] is legacy and sf.Pipeline.current() is None
