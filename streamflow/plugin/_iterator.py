@@ -402,6 +402,10 @@ class BaseIterator:
 
     # --- iteration -------------------------------------------------------------
     def __iter__(self) -> BaseIterator:
+        # As DALI: iter() on an iterator whose epoch was consumed starts the next epoch, so a
+        # loop such as Lightning's (iter() once per epoch, no reset()) sees every epoch.
+        if self._done or (self._count > 0 and self._epoch_complete()):
+            self.reset()
         return self
 
     def __next__(self) -> list[dict[str, Any]]:

@@ -167,6 +167,22 @@ def test_auto_reset_and_epoch_shuffle(files):
         assert it.epoch == 2
 
 
+def test_iter_on_a_consumed_iterator_starts_the_next_epoch(files):
+    """DALI: ``iter(it)`` after an epoch was consumed resets it (Lightning calls iter() once per
+    epoch and never reset()); on a fresh iterator or mid-epoch it changes nothing."""
+    with BaseIterator(make_pipe(files), OUT, reader_name="R", last_batch_policy=PARTIAL) as it:
+        e0 = [x for s in iter(it) for x in ids(s[0])]
+        e1 = [x for s in iter(it) for x in ids(s[0])]
+        assert sorted(e0) == sorted(e1) == list(range(64)) and it.epoch == 1
+        first = ids(next(iter(it))[0])
+        assert it.epoch == 2 and ids(next(iter(it))[0]) != first  # mid-epoch: continues
+        for _ in range(5):
+            next(it)
+        assert it.epoch == 2
+        iter(it)  # every batch taken, StopIteration not seen yet: the next epoch too
+        assert it.epoch == 3 and len(epoch_steps(it)) == 7
+
+
 def test_reset_mid_epoch_skips_the_rest(files):
     with BaseIterator(make_pipe(files), OUT, reader_name="R") as it:
         next(it)
