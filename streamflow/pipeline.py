@@ -198,7 +198,7 @@ class Pipeline:
         seed: int | None = None,
         prefetch_queue_depth: int | dict[str, int] = 2,
         on_error: str | ErrorPolicy = "raise",
-        checkpoint: bytes | None = None,
+        checkpoint: bytes | str | None = None,
         *,
         enable_conditionals: bool = False,
         definition: Callable[..., Any] | None = None,
@@ -720,13 +720,17 @@ class Pipeline:
         return _CURRENT.get()
 
     # --- checkpoints ------------------------------------------------------
-    def checkpoint(self) -> bytes:
+    def checkpoint(self, filename: str | os.PathLike[str] | None = None) -> bytes:
         """The state needed to resume right after the last batch handed out.
 
         Everything a pipeline yields is a pure function of (seed, epoch,
         batch index), so the checkpoint is small: those numbers plus a check
         that the resuming pipeline has the same shape. Pass it as
         ``checkpoint=`` to a new pipeline of the same definition.
+
+        Args:
+            filename: also write the checkpoint to this file (DALI's argument);
+                ``checkpoint=open(filename, "rb").read()`` restores it.
         """
         epoch, batch = self._position
         state = {
@@ -736,14 +740,18 @@ class Pipeline:
             "batch": batch,
             "batch_size": self.batch_size,
         }
-        return json.dumps(state, sort_keys=True).encode()
+        data = json.dumps(state, sort_keys=True).encode()
+        if filename is not None:
+            with open(filename, "wb") as f:
+                f.write(data)
+        return data
 
     @property
     def position(self) -> tuple[int, int]:
         """(epoch, batch index) of the next batch the consumer will receive."""
         return self._position
 
-    def restore(self, checkpoint: bytes) -> None:
+    def restore(self, checkpoint: bytes | str) -> None:
         """Continue from ``checkpoint`` (bytes of ``checkpoint()``); only before the first batch.
 
         Raises:
@@ -754,9 +762,10 @@ class Pipeline:
             raise PipelineDefinitionError("restore() must be called before the pipeline starts")
         self._restore(checkpoint)
 
-    def _restore(self, checkpoint: bytes) -> None:
+    def _restore(self, checkpoint: bytes | str) -> None:
         try:
-            state = json.loads(bytes(checkpoint).decode())
+            # str: DALI's checkpoints are strings, and users keep them as such
+            state = json.loads(checkpoint if isinstance(checkpoint, str) else bytes(checkpoint).decode())
             if state.get("format") != CHECKPOINT_FORMAT:
                 raise ValueError(f"unknown format {state.get('format')!r}")
             seed, epoch, batch, batch_size = (int(state[k]) for k in ("seed", "epoch", "batch", "batch_size"))
@@ -858,7 +867,7 @@ def pipeline_def(
     seed: int | None = None,
     prefetch_queue_depth: int | dict[str, int] = 2,
     on_error: str = "raise",
-    checkpoint: bytes | None = None,
+    checkpoint: bytes | str | None = None,
     enable_conditionals: bool = False,
     debug: bool = False,
     **dali_options: Any,

@@ -113,6 +113,20 @@ def test_same_seed_same_batches_whatever_num_threads(image_root: Path) -> None:
     assert not all(np.array_equal(a, b) for a, b in zip(runs[0], different))
 
 
+def test_checkpoint_to_a_file_and_from_a_string(image_root: Path, tmp_path: Path) -> None:
+    """DALI: ``pipe.checkpoint(filename)`` also writes the file; a checkpoint kept as a string (DALI
+    returns str) or read back from the file restores the pipeline."""
+    path = tmp_path / "pipe.cpt"
+    with training_pipe(image_root, batch_size=2, seed=11) as pipe:
+        pipe.run()
+        saved = pipe.checkpoint(path)
+        expected = pipe.run()[0].as_tensor().copy()
+    assert path.read_bytes() == saved
+    for given in (path.read_bytes(), saved.decode()):
+        with training_pipe(image_root, batch_size=2, seed=5, checkpoint=given) as resumed:
+            assert np.array_equal(resumed.run()[0].as_tensor(), expected)
+
+
 def test_checkpoint_resume_reproduces_next_batch(image_root: Path) -> None:
     with training_pipe(image_root, batch_size=2, seed=11) as pipe:
         pipe.run()
