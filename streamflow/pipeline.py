@@ -69,6 +69,7 @@ PIPELINE_ARGUMENTS = (
 )
 
 CHECKPOINT_FORMAT = "streamflow-checkpoint-v1"
+SERIALIZED_FORMAT = "streamflow-pipeline-definition-v1"
 
 
 class CpuFallbackWarning(UserWarning):
@@ -256,6 +257,7 @@ class Pipeline:
         self._finalizer = weakref.finalize(self, self._resources.release)
         if checkpoint is not None:
             self._restore(checkpoint)
+        self._definition = (definition, tuple(args), dict(kwargs or {}))  # for serialize()
         if definition is not None:
             self.set_outputs(*_as_outputs(self._trace(definition, *args, **(kwargs or {}))))
 
@@ -779,6 +781,107 @@ class Pipeline:
         self.seed = seed
         self._resume_at = self._position = (epoch, batch)
         self._epoch_open = batch > 0
+
+    # --- serialization ----------------------------------------------------
+    def serialize(self, define_graph: Any = None, filename: str | os.PathLike[str] | None = None) -> bytes:
+        """The pipeline as bytes that ``deserialize_and_build`` / ``Pipeline.deserialize`` rebuild.
+
+        DALI stores its operator graph (protobuf, for its C API, TensorFlow
+        plugin and Triton). A streamflow graph holds Python objects, so this
+        stores what made it instead: the ``@pipeline_def`` function's module
+        and name, its arguments (JSON values) and the pipeline's settings. The
+        rebuilt pipeline runs the same code, so with the same seed it gives the
+        same batches, in this process or any other that can import the
+        function. Deserializing imports the module named in the data: load
+        only what you trust.
+
+        Raises:
+            PipelineDefinitionError: the pipeline was not made by a module-level
+                ``@pipeline_def`` function (``with pipe:``, ``define_graph``, a
+                function defined inside another), or an argument is not a JSON value.
+        """
+        if define_graph is not None:
+            raise PipelineDefinitionError("serialize(define_graph=...) is not supported; serialize a @pipeline_def pipeline")
+        definition, args, kwargs = self._definition
+        name = getattr(definition, "__qualname__", "")
+        module = getattr(definition, "__module__", None)
+        if definition is None or not module or "<locals>" in name or "<lambda>" in name:
+            raise PipelineDefinitionError(
+                "serialize() needs a pipeline made by a @pipeline_def function defined at module level "
+                "(streamflow serializes the function's name and arguments, not an operator graph); "
+                "this one was built with 'with pipe:', define_graph() or a function defined inside another"
+            )
+        settings = {"batch_size": self.batch_size, "num_threads": self.num_threads, "device_id": self.device_id,
+                    "seed": self.seed, "prefetch_queue_depth": self.prefetch_queue_depth,
+                    "on_error": self.on_error.value, "enable_conditionals": self.enable_conditionals}
+        try:
+            data = json.dumps({"format": SERIALIZED_FORMAT, "module": module, "qualname": name,
+                               "args": list(args), "kwargs": kwargs, "settings": settings}, sort_keys=True)
+        except TypeError as exc:
+            raise PipelineDefinitionError(
+                f"serialize(): the arguments of {name}() must be JSON values (numbers, strings, lists, "
+                f"dicts) to be serialized: {exc}"
+            ) from None
+        out = data.encode()
+        if filename is not None:
+            with open(filename, "wb") as f:
+                f.write(out)
+        return out
+
+    @staticmethod
+    def _load_serialized(serialized: bytes | str | None, filename: str | os.PathLike[str] | None) -> dict[str, Any]:
+        if (serialized is None) == (filename is None):
+            raise PipelineDefinitionError("give either serialized_pipeline or filename")
+        if filename is not None:
+            with open(filename, "rb") as f:
+                serialized = f.read()
+        try:
+            text = serialized if isinstance(serialized, str) else bytes(serialized).decode()  # type: ignore[arg-type]
+            state = json.loads(text)
+            if state.get("format") != SERIALIZED_FORMAT:
+                raise ValueError(f"unknown format {state.get('format')!r}")
+            return dict(state)
+        except (ValueError, TypeError, UnicodeDecodeError) as exc:
+            raise PipelineDefinitionError(
+                f"not a serialized streamflow pipeline ({exc}); use the bytes of pipe.serialize() "
+                "(DALI's protobuf serializations cannot be read)"
+            ) from None
+
+    @staticmethod
+    def _serialized_definition(state: dict[str, Any]) -> Callable[..., Any]:
+        import importlib
+
+        try:
+            target: Any = importlib.import_module(state["module"])
+            for part in str(state["qualname"]).split("."):
+                target = getattr(target, part)
+        except (ImportError, AttributeError) as exc:
+            raise PipelineDefinitionError(
+                f"cannot find the pipeline function {state['module']}.{state['qualname']} ({exc})"
+            ) from None
+        return getattr(target, "__wrapped__", target)  # the function under @pipeline_def
+
+    def deserialize_and_build(self, serialized_pipeline: bytes | str) -> None:
+        """Define this (new, empty) pipeline from ``serialize()``'s bytes and build it; this
+        pipeline's own settings (batch size, seed, ...) are kept, as in DALI."""
+        state = self._load_serialized(serialized_pipeline, None)
+        if self._outputs is not None or self._state is not PipelineState.NEW:
+            raise PipelineDefinitionError("deserialize_and_build() needs a new pipeline without outputs")
+        definition = self._serialized_definition(state)
+        args, kwargs = tuple(state.get("args", ())), dict(state.get("kwargs", {}))
+        self._definition = (definition, args, kwargs)
+        self.set_outputs(*_as_outputs(self._trace(definition, *args, **kwargs)))
+        self.build()
+
+    @classmethod
+    def deserialize(cls, serialized_pipeline: bytes | str | None = None,
+                    filename: str | os.PathLike[str] | None = None, **kwargs: Any) -> Pipeline:
+        """A pipeline rebuilt from ``serialize()``'s bytes (or its file), with the serialized
+        settings; ``kwargs`` (``batch_size``, ``seed``, ...) override them."""
+        state = cls._load_serialized(serialized_pipeline, filename)
+        settings = {**state.get("settings", {}), **kwargs}
+        return cls(**settings, definition=cls._serialized_definition(state), args=tuple(state.get("args", ())),
+                   kwargs=dict(state.get("kwargs", {})))
 
     # --- information ------------------------------------------------------
     def stats(self) -> PipelineStats:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from pathlib import Path
@@ -418,3 +419,36 @@ def test_pipeline_current_is_the_pipeline_being_defined() -> None:
     legacy = Legacy(batch_size=2, num_threads=1, seed=1)
     legacy.build()
     assert seen[-1] is legacy and sf.Pipeline.current() is None
+
+
+
+@sf.pipeline_def
+def _serializable(low: float, high: float):  # type: ignore[no-untyped-def]
+    return fn.random.uniform(range=[low, high], shape=[2])
+
+
+def test_serialize_names_the_definition_and_its_arguments(tmp_path: Path) -> None:
+    """DALI's ``serialize()`` / ``deserialize_and_build()`` / ``Pipeline.deserialize()``: here the
+    module-level pipeline_def function, its JSON arguments and the settings; the copy gives the
+    same batches; what cannot be serialized says why."""
+    pipe = _serializable(2.0, 3.0, batch_size=2, num_threads=1, seed=9)
+    data = pipe.serialize(filename=tmp_path / "p.sf")
+    assert json.loads(data)["qualname"] == "_serializable" and (tmp_path / "p.sf").read_bytes() == data
+    copy = sf.Pipeline(batch_size=2, num_threads=1, seed=9)
+    copy.deserialize_and_build(data.decode())
+    other = sf.Pipeline.deserialize(filename=tmp_path / "p.sf", seed=10)
+    with pipe, copy, other:
+        want = np.asarray(pipe.run()[0].as_tensor())
+        assert np.array_equal(np.asarray(copy.run()[0].as_tensor()), want)
+        assert not np.array_equal(np.asarray(other.run()[0].as_tensor()), want) and other.batch_size == 2
+    with pytest.raises(sf.PipelineDefinitionError, match="JSON values"):
+        _serializable(np.float32(2), 3.0, batch_size=2).serialize()
+
+    @sf.pipeline_def
+    def local():  # type: ignore[no-untyped-def]
+        return fn.random.uniform(range=[0, 1])
+
+    with pytest.raises(sf.PipelineDefinitionError, match="module level"):
+        local(batch_size=1).serialize()
+    with pytest.raises(sf.PipelineDefinitionError, match="not a serialized streamflow pipeline"):
+        sf.Pipeline(batch_size=1).deserialize_and_build(b"\n\x03abc")
