@@ -248,6 +248,7 @@ class Pipeline:
         #: sets torch's). See ``streamflow/gpu/handoff.py``.
         self.consumer_stream: Callable[[], int] | None = None
         self._carry: tuple[Batch, int] | None = None  # run(): the rest of a batch not yet handed out
+        self._skip_rows = 0  # run() after restoring a checkpoint: rows of the first batch already returned
         self._fed_batches = 0  # batches given to feed_input
         self._taken = 0  # batches asked for (feed_input's bookkeeping)
         self._interrupted_run: concurrent.futures.Future[Batch | None] | None = None
@@ -586,7 +587,8 @@ class Pipeline:
                         parts = []  # DALI drops a per-sample external_source's incomplete last batch
                     break  # an external source ran out (or the readers yield nothing)
                 empty_epochs = 0
-                self._carry = (batch, 0)
+                self._carry = (batch, min(self._skip_rows, len(batch[0]) if len(batch) else 0))
+                self._skip_rows = 0
             batch, start = self._carry
             take = min(need, len(batch[0]) - start) if len(batch) else 0
             if take > 0:
@@ -742,6 +744,10 @@ class Pipeline:
             "batch": batch,
             "batch_size": self.batch_size,
         }
+        if self._carry is not None and self._carry[1] > 0:
+            # run() returned the first rows of the last batch taken (batches run on across
+            # epoch ends): a resumed run() goes on with the rest of that batch.
+            state["carry_rows"] = self._carry[1]
         data = json.dumps(state, sort_keys=True).encode()
         if filename is not None:
             with open(filename, "wb") as f:
@@ -778,6 +784,10 @@ class Pipeline:
                 f"the checkpoint was taken with batch_size={batch_size}; this pipeline has "
                 f"batch_size={self.batch_size}, so it cannot resume at the same sample"
             )
+        carry_rows = int(state.get("carry_rows", 0))
+        if carry_rows > 0 and batch > 0:  # resume one batch earlier; run() skips its rows already returned
+            batch -= 1
+            self._skip_rows = carry_rows
         self.seed = seed
         self._resume_at = self._position = (epoch, batch)
         self._epoch_open = batch > 0

@@ -452,3 +452,33 @@ def test_serialize_names_the_definition_and_its_arguments(tmp_path: Path) -> Non
         local(batch_size=1).serialize()
     with pytest.raises(sf.PipelineDefinitionError, match="not a serialized streamflow pipeline"):
         sf.Pipeline(batch_size=1).deserialize_and_build(b"\n\x03abc")
+
+
+def test_checkpoint_after_run_crossed_an_epoch_end(tmp_path: Path) -> None:
+    """``run()`` batches run on across epoch ends (8 files, batches of 3: the third batch holds the
+    last 2 of epoch 0 and the first of epoch 1); a checkpoint taken there resumes ``run()`` with the
+    rest of that batch, as DALI's does (the checkpointing tutorial runs 3 batches first)."""
+    files = []
+    for i in range(8):
+        path = tmp_path / f"f{i}.bin"
+        path.write_bytes(bytes([i]))
+        files.append(str(path))
+
+    @sf.pipeline_def(batch_size=3, num_threads=1, seed=2)
+    def numbered():  # type: ignore[no-untyped-def]
+        data, _ = fn.readers.file(files=files, random_shuffle=True)
+        return data, fn.random.uniform(range=[0, 1])
+
+    def runs(pipe: sf.Pipeline, n: int) -> list[list[float]]:
+        out = []
+        for _ in range(n):
+            data, u = pipe.run()
+            out.append([float(np.asarray(d)[0]) for d in data] + [float(np.asarray(x)) for x in u])
+        return out
+
+    with numbered() as pipe:
+        runs(pipe, 3)
+        saved = pipe.checkpoint()
+        expected = runs(pipe, 3)
+    with numbered(checkpoint=saved) as resumed:
+        assert runs(resumed, 3) == expected
