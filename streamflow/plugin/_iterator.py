@@ -30,6 +30,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Self
@@ -276,11 +277,19 @@ class BaseIterator:
         size: int = -1,
         reader_name: str | None = None,
         auto_reset: bool | str = False,
-        last_batch_policy: LastBatchPolicy | str = LastBatchPolicy.FILL,
+        fill_last_batch: bool | None = None,
+        dynamic_shape: bool = False,
         last_batch_padded: bool = False,
+        last_batch_policy: LastBatchPolicy | str = LastBatchPolicy.FILL,
         prepare_first_batch: bool = True,
         checkpoint: bytes | Sequence[bytes] | None = None,
     ) -> None:
+        # DALI's positional order. dynamic_shape: kept by DALI for old code only (the tensors
+        # always have the batch's shape). fill_last_batch: DALI's deprecated form of the policy.
+        del dynamic_shape
+        if fill_last_batch is not None:
+            warnings.warn("fill_last_batch is deprecated (as in DALI): use last_batch_policy", Warning, stacklevel=2)
+            last_batch_policy = LastBatchPolicy.FILL if fill_last_batch else LastBatchPolicy.PARTIAL
         self._pipes = list(pipelines) if isinstance(pipelines, (list, tuple)) else [pipelines]
         if not self._pipes:
             raise ValueError("give at least one pipeline")

@@ -68,6 +68,10 @@ class GenericIterator(BaseIterator):
             the epoch (recommended).
         auto_reset: start the next epoch by itself after ``StopIteration``
             (otherwise call ``reset()``).
+        fill_last_batch: DALI's deprecated form of ``last_batch_policy`` (True:
+            FILL, False: PARTIAL), with a warning as in DALI.
+        dynamic_shape: accepted for DALI compatibility (DALI keeps it for old
+            code only; the tensors always have the batch's shape).
         last_batch_policy: ``LastBatchPolicy.FILL`` (every batch full, the last
             padded by repeating samples), ``DROP`` (no incomplete batch) or
             ``PARTIAL`` (the last batch holds only what is left).
@@ -98,8 +102,10 @@ class ClassificationIterator(GenericIterator):
     """``GenericIterator`` with ``output_map=["data", "label"]`` (DALI's
     ``DALIClassificationIterator``): for pipelines that return (images, labels)."""
 
-    def __init__(self, pipelines: Any, size: int = -1, reader_name: str | None = None, **kwargs: Any) -> None:
-        super().__init__(pipelines, ["data", "label"], size=size, reader_name=reader_name, **kwargs)
+    def __init__(self, pipelines: Any, size: int = -1, reader_name: str | None = None, *args: Any,
+                 **kwargs: Any) -> None:
+        # *args: DALI's positional order after reader_name (auto_reset, fill_last_batch, ...)
+        super().__init__(pipelines, ["data", "label"], size, reader_name, *args, **kwargs)
 
 
 #: DALI's names (``from nvidia.dali.plugin.pytorch import DALIGenericIterator``).

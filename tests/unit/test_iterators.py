@@ -408,6 +408,25 @@ def test_torch_zero_copy_and_policies(files):
     cit.close()
 
 
+def test_dali_positional_order_fill_last_batch_and_dynamic_shape(files):
+    """DALI's signature: (pipelines, output_map, size, reader_name, auto_reset, fill_last_batch,
+    dynamic_shape, last_batch_padded, last_batch_policy, ...); the deprecated fill_last_batch
+    (False: PARTIAL) warns as DALI does; dynamic_shape is accepted."""
+    pytest.importorskip("torch")
+    from streamflow.plugin.pytorch import DALIClassificationIterator, DALIGenericIterator
+
+    with pytest.warns(Warning, match="fill_last_batch"):
+        it = DALIGenericIterator(make_pipe(files, randoms=False), ["label"], -1, "R", False, False, True)
+    with it:
+        assert [len(s[0]["label"]) for s in it] == [10] * 6 + [4]
+    with pytest.warns(Warning, match="fill_last_batch"):
+        cls = DALIGenericIterator(make_pipe(files), OUT, -1, "R", True, True)
+    with cls:
+        assert [len(s[0]["label"]) for s in cls] == [10] * 7 and cls.epoch == 1  # auto_reset positional
+    with pytest.raises(ValueError, match="3 outputs"):  # ClassificationIterator: the same order after reader_name
+        next(DALIClassificationIterator(make_pipe(files), -1, "R", True, None, True))
+
+
 def test_torch_ragged_outputs_become_lists(files):
     torch = pytest.importorskip("torch")
     from streamflow.plugin.pytorch import GenericIterator
