@@ -460,6 +460,18 @@ def test_an_iterator_object_is_iterated_once_and_continued_each_epoch() -> None:
     with make(source) as pipe:
         epochs = [[int(b[0][0]) for b in run_epoch(pipe)] for _ in range(3)]
     assert source.iters == 1 and epochs == [[11, 12]] * 3
+
+    class Once(Restarting):  # does not restart itself: exhausted, it is started again with iter()
+        def __next__(self) -> list[np.ndarray]:
+            if self.pos >= 2:
+                raise StopIteration
+            self.pos += 1
+            return [np.array([self.iters * 10 + self.pos])] * 2
+
+    once = Once()
+    with make(once) as pipe:
+        epochs = [[int(b[0][0]) for b in run_epoch(pipe)] for _ in range(2)]
+    assert epochs == [[11, 12], [21, 22]]  # (the pipeline may already have started a third)
     cycled = Restarting()
     with make(cycled, cycle=True) as pipe:
         pipe.run(), pipe.run(), pipe.run()
