@@ -62,8 +62,9 @@ class GenericIterator(BaseIterator):
         pipelines: one pipeline, or a list (e.g. one per GPU), iterated together.
         output_map: a name for each pipeline output; each step yields
             ``[{name: tensor, ...} for each pipeline]``.
-        size: samples per epoch of one pipeline when there is no ``reader_name``
-            (-1: until the pipeline's epoch ends).
+        size: samples per epoch when there is no ``reader_name``, of all the
+            pipelines together as in DALI (step k takes batch k*N + i of the
+            stream from pipeline i); -1: until the pipelines' epoch ends.
         reader_name: the reader whose metadata (size, shards, padding) defines
             the epoch (recommended).
         auto_reset: start the next epoch by itself after ``StopIteration``

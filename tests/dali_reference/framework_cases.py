@@ -134,6 +134,31 @@ def various_readers(lib: SimpleNamespace, data: dict[str, Any], randoms: bool = 
     return out
 
 
+def size_of_several_pipelines(lib: SimpleNamespace, data: dict[str, Any]) -> Out:
+    """The older form of the basic example: ``DALIGenericIterator(pipes, ["data", "label"],
+    pipes[0].epoch_size("Reader"))``, ``size`` given positionally for two sharded pipelines (it
+    counts the samples of both), with each last-batch policy; the label rows of every step."""
+    fn = lib.fn
+
+    @lib.pipeline_def
+    def pipe(shard: int) -> Any:
+        _, labels = fn.readers.caffe(path=data["caffe"], shard_id=shard, num_shards=2, name="Reader")
+        return labels
+
+    out: Out = {}
+    policy = lib.plugin.LastBatchPolicy
+    for name, pol in (("fill", policy.FILL), ("partial", policy.PARTIAL), ("drop", policy.DROP)):
+        pipes = [pipe(batch_size=BATCH, num_threads=1, device_id=None, shard=s) for s in range(2)]
+        for p in pipes:
+            p.build()
+        it = lib.plugin.DALIGenericIterator(pipes, ["label"], pipes[0].epoch_size("Reader"), last_batch_policy=pol)
+        out[f"{name}/len"] = np.array(len(it))
+        for i, step in enumerate(it):
+            out[f"{name}/{i}/rows"] = np.array([len(d["label"]) for d in step])
+            out[f"{name}/{i}/first"] = np.array([int(d["label"][0]) for d in step])
+    return out
+
+
 # --- pytorch-external_input ---------------------------------------------------------------
 class ListedJpegs:
     """Batches of (JPEG bytes, label tensors) read from a file list; restarts itself at the end
@@ -278,6 +303,7 @@ def mnist_example(lib: SimpleNamespace, data: dict[str, Any]) -> Out:
 
 CASES: dict[str, Callable[[SimpleNamespace, dict[str, Any]], Out]] = {
     "various_readers": various_readers,
+    "size_of_several_pipelines": size_of_several_pipelines,
     "external_input": external_input,
     "lightning": lightning,
     "mnist_example": mnist_example,

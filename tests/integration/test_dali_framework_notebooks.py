@@ -84,6 +84,16 @@ def test_various_readers_through_generic_iterator_match_dali(lib, data):
 BATCH_REAL = {0: 3, 1: 1}  # 4 samples per shard, batches of 3
 
 
+def test_size_counts_the_samples_of_all_pipelines_as_in_dali(lib, data):
+    """The older basic example's ``DALIGenericIterator(pipes, [...], pipes[0].epoch_size("Reader"))``:
+    ``size`` counts both pipelines' samples, so the same ``len``, steps and rows per pipeline as
+    DALI for FILL, PARTIAL (whose last step leaves the second pipeline out) and DROP."""
+    got, want = C.size_of_several_pipelines(lib, data), dali("size_of_several_pipelines")
+    assert sorted(got) == sorted(want)
+    for key, w in want.items():
+        np.testing.assert_array_equal(got[key], w, err_msg=key)
+
+
 def test_various_readers_random_version_runs(lib, data):
     """As the tutorials write them: shuffled readers, random ``resize_shorter`` and crop positions."""
     got = C.various_readers(lib, data, randoms=True)

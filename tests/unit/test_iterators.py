@@ -183,6 +183,20 @@ def test_iter_on_a_consumed_iterator_starts_the_next_epoch(files):
         assert it.epoch == 3 and len(epoch_steps(it)) == 7
 
 
+def test_size_counts_all_pipelines_together(files):
+    """DALI: without reader_name, ``size`` is the samples of all N pipelines together:
+    ceil(size / (N*B)) steps (floor for DROP), and PARTIAL's last step leaves out the pipelines
+    with nothing left (recorded on DALI 2.4 in tests/integration/test_dali_framework_notebooks.py)."""
+    def run(size, policy):
+        pipes = [make_pipe(files, shard_id=s, num_shards=2, shuffle=False, randoms=False) for s in range(2)]
+        with BaseIterator(pipes, ["label"], size=size, last_batch_policy=policy) as it:
+            return len(it), [[len(d["label"]) for d in step] for step in it]
+
+    assert run(50, PARTIAL) == (3, [[10, 10], [10, 10], [10]])
+    assert run(50, FILL) == (3, [[10, 10]] * 3)
+    assert run(50, DROP) == (2, [[10, 10]] * 2)
+
+
 def test_reset_mid_epoch_skips_the_rest(files):
     with BaseIterator(make_pipe(files), OUT, reader_name="R") as it:
         next(it)
