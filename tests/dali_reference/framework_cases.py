@@ -55,6 +55,7 @@ def libraries(kind: str) -> SimpleNamespace:
     import torch
 
     if kind == "dali":
+        import nvidia.dali.experimental.dynamic as ndd
         import nvidia.dali.fn as fn
         import nvidia.dali.ops as ops
         import nvidia.dali.plugin.pytorch as plugin
@@ -63,6 +64,7 @@ def libraries(kind: str) -> SimpleNamespace:
         from nvidia.dali import pipeline_def
         from nvidia.dali.pipeline import Pipeline
     else:
+        import streamflow.experimental.dynamic as ndd  # type: ignore[no-redef]
         import streamflow.fn as fn  # type: ignore[no-redef]
         import streamflow.ops as ops  # type: ignore[no-redef]
         import streamflow.plugin.pytorch as plugin  # type: ignore[no-redef]
@@ -75,7 +77,7 @@ def libraries(kind: str) -> SimpleNamespace:
     label = ((lambda v: np.array([v], dtype=np.uint8)) if kind == "dali"
              else (lambda v: torch.tensor([v], dtype=torch.uint8)))
     return SimpleNamespace(fn=fn, ops=ops, plugin=plugin, tfrec=tfrec, types=types,
-                           pipeline_def=pipeline_def, Pipeline=Pipeline, torch=torch, label=label)
+                           pipeline_def=pipeline_def, Pipeline=Pipeline, torch=torch, label=label, ndd=ndd)
 
 
 def _arr(x: Any) -> np.ndarray:
@@ -301,10 +303,47 @@ def mnist_example(lib: SimpleNamespace, data: dict[str, Any]) -> Out:
     return out
 
 
+# --- pytorch_dynamic/pytorch_training --------------------------------------------------------
+def dynamic_training(lib: SimpleNamespace, data: dict[str, Any]) -> Out:
+    """Dynamic mode with torchdata: ``ndd.pytorch.nodes.Reader(ndd.readers.Caffe2, batch_size=,
+    path=, random_shuffle=)``, ``DictMapper(source=, map_fn=)`` decoding GRAY images and
+    normalising them (``crop_mirror_normalize(output_layout="CHW")``), ``ToTorch``,
+    ``tn.Prefetcher`` and ``tn.Loader``; a small model trained two epochs with
+    ``labels.squeeze(-1).long()``; the batches of each epoch."""
+    import torchdata.nodes as tn
+
+    ndd, types, torch = lib.ndd, lib.types, lib.torch
+
+    def process_images(jpegs: Any) -> Any:
+        images = ndd.decoders.image(jpegs, device="cpu", output_type=types.GRAY)
+        images = ndd.resize(images, resize_x=28, resize_y=28)
+        return ndd.crop_mirror_normalize(images, dtype=types.FLOAT, output_layout="CHW",
+                                         mean=[0.1307 * 255], std=[0.3081 * 255])
+
+    reader = ndd.pytorch.nodes.Reader(ndd.readers.Caffe2, batch_size=BATCH, path=data["caffe2"],
+                                      random_shuffle=False)
+    mapper = ndd.pytorch.nodes.DictMapper(source=reader, map_fn=process_images)
+    loader = tn.Loader(tn.Prefetcher(ndd.pytorch.nodes.ToTorch(mapper), prefetch_factor=2))
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(28 * 28, 3))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    out: Out = {}
+    for epoch in range(2):
+        for i, (images, labels) in enumerate(loader):
+            labels = labels.squeeze(-1).long()
+            loss = torch.nn.functional.cross_entropy(model(images), labels)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            out[f"e{epoch}/{i}/images"], out[f"e{epoch}/{i}/labels"] = _arr(images), _arr(labels)
+    return out
+
+
 CASES: dict[str, Callable[[SimpleNamespace, dict[str, Any]], Out]] = {
     "various_readers": various_readers,
     "size_of_several_pipelines": size_of_several_pipelines,
     "external_input": external_input,
     "lightning": lightning,
     "mnist_example": mnist_example,
+    "dynamic_training": dynamic_training,
 }
