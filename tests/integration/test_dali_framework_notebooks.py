@@ -272,6 +272,34 @@ def test_checkpoint_to_file_and_restore(lib, data, tmp_path):
     assert json.loads(path.read_bytes())  # readable, small
 
 
+def test_checkpoint_resumes_external_source_callables(lib):
+    """DALI's checkpointing page: an ``external_source`` whose source is a callable taking
+    ``BatchInfo`` (or ``SampleInfo``) goes on from the checkpoint's iteration."""
+    fn = lib.fn
+
+    def batches(info: Any) -> list[np.ndarray]:
+        if info.iteration >= 4:
+            raise StopIteration
+        return [np.array([info.iteration * 10 + i]) for i in range(2)]
+
+    def samples(info: Any) -> np.ndarray:
+        return np.array([info.idx_in_epoch])
+
+    for source, kwargs in ((batches, {"batch_info": True}), (samples, {"batch": False})):
+        @lib.pipeline_def(batch_size=2, num_threads=1, device_id=None, enable_checkpointing=True, seed=1)
+        def pipe() -> Any:
+            return fn.external_source(source=source, **kwargs)
+
+        first = pipe()
+        first.run(), first.run()
+        saved = first.checkpoint()
+        expected = np.asarray(first.run()[0].as_tensor())
+        resumed = pipe(checkpoint=saved)
+        np.testing.assert_array_equal(np.asarray(resumed.run()[0].as_tensor()), expected)
+        assert expected.ravel().tolist() in ([20, 21], [4, 5])
+        first.close(), resumed.close()
+
+
 def test_iterator_checkpoints_resume(lib, data):
     """``DALIGenericIterator`` over checkpointing pipelines: ``checkpoints()`` after some steps, new
     pipelines built with ``checkpoint=`` and a new iterator continue with the same batches."""
