@@ -1,6 +1,6 @@
 """Record what DALI 2.4 gives for the cases of ``framework_cases.py`` (DALI's PyTorch tutorials' features).
 
-Runnable with any Python that has ``nvidia-dali-cuda130`` (2.4), ``torch``,
+Runnable with any Python that has ``nvidia-dali-cuda130`` (2.4), ``torch``, ``torchdata``,
 ``numpy``, ``lmdb`` and ``webdataset`` (no GPU needed: every pipeline is a CPU
 pipeline, ``device_id=None``)::
 
