@@ -69,6 +69,7 @@ PIPELINE_ARGUMENTS = (
 )
 
 CHECKPOINT_FORMAT = "streamflow-checkpoint-v1"
+SERIALIZED_FORMAT = "streamflow-pipeline-definition-v1"
 
 
 class CpuFallbackWarning(UserWarning):
@@ -198,7 +199,7 @@ class Pipeline:
         seed: int | None = None,
         prefetch_queue_depth: int | dict[str, int] = 2,
         on_error: str | ErrorPolicy = "raise",
-        checkpoint: bytes | None = None,
+        checkpoint: bytes | str | None = None,
         *,
         enable_conditionals: bool = False,
         definition: Callable[..., Any] | None = None,
@@ -247,6 +248,7 @@ class Pipeline:
         #: sets torch's). See ``streamflow/gpu/handoff.py``.
         self.consumer_stream: Callable[[], int] | None = None
         self._carry: tuple[Batch, int] | None = None  # run(): the rest of a batch not yet handed out
+        self._skip_rows = 0  # run() after restoring a checkpoint: rows of the first batch already returned
         self._fed_batches = 0  # batches given to feed_input
         self._taken = 0  # batches asked for (feed_input's bookkeeping)
         self._interrupted_run: concurrent.futures.Future[Batch | None] | None = None
@@ -256,6 +258,7 @@ class Pipeline:
         self._finalizer = weakref.finalize(self, self._resources.release)
         if checkpoint is not None:
             self._restore(checkpoint)
+        self._definition = (definition, tuple(args), dict(kwargs or {}))  # for serialize()
         if definition is not None:
             self.set_outputs(*_as_outputs(self._trace(definition, *args, **(kwargs or {}))))
 
@@ -268,9 +271,15 @@ class Pipeline:
 
     def _trace(self, definition: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Run the definition (rewritten for ``if`` on pipeline data with ``enable_conditionals``)."""
-        if self.enable_conditionals:
-            return autograph.trace(definition, *args, **kwargs)
-        return definition(*args, **kwargs)
+        # As in DALI, Pipeline.current() is the pipeline being defined (tutorials shard with
+        # shard_id=Pipeline.current().device_id inside a pipeline_def function).
+        token = _CURRENT.set(self)
+        try:
+            if self.enable_conditionals:
+                return autograph.trace(definition, *args, **kwargs)
+            return definition(*args, **kwargs)
+        finally:
+            _CURRENT.reset(token)
 
     def build(self) -> None:
         """Validate the graph and plan its stages (done on first use if not called)."""
@@ -578,7 +587,8 @@ class Pipeline:
                         parts = []  # DALI drops a per-sample external_source's incomplete last batch
                     break  # an external source ran out (or the readers yield nothing)
                 empty_epochs = 0
-                self._carry = (batch, 0)
+                self._carry = (batch, min(self._skip_rows, len(batch[0]) if len(batch) else 0))
+                self._skip_rows = 0
             batch, start = self._carry
             take = min(need, len(batch[0]) - start) if len(batch) else 0
             if take > 0:
@@ -714,13 +724,17 @@ class Pipeline:
         return _CURRENT.get()
 
     # --- checkpoints ------------------------------------------------------
-    def checkpoint(self) -> bytes:
+    def checkpoint(self, filename: str | os.PathLike[str] | None = None) -> bytes:
         """The state needed to resume right after the last batch handed out.
 
         Everything a pipeline yields is a pure function of (seed, epoch,
         batch index), so the checkpoint is small: those numbers plus a check
         that the resuming pipeline has the same shape. Pass it as
         ``checkpoint=`` to a new pipeline of the same definition.
+
+        Args:
+            filename: also write the checkpoint to this file (DALI's argument);
+                ``checkpoint=open(filename, "rb").read()`` restores it.
         """
         epoch, batch = self._position
         state = {
@@ -730,14 +744,22 @@ class Pipeline:
             "batch": batch,
             "batch_size": self.batch_size,
         }
-        return json.dumps(state, sort_keys=True).encode()
+        if self._carry is not None and self._carry[1] > 0:
+            # run() returned the first rows of the last batch taken (batches run on across
+            # epoch ends): a resumed run() goes on with the rest of that batch.
+            state["carry_rows"] = self._carry[1]
+        data = json.dumps(state, sort_keys=True).encode()
+        if filename is not None:
+            with open(filename, "wb") as f:
+                f.write(data)
+        return data
 
     @property
     def position(self) -> tuple[int, int]:
         """(epoch, batch index) of the next batch the consumer will receive."""
         return self._position
 
-    def restore(self, checkpoint: bytes) -> None:
+    def restore(self, checkpoint: bytes | str) -> None:
         """Continue from ``checkpoint`` (bytes of ``checkpoint()``); only before the first batch.
 
         Raises:
@@ -748,9 +770,10 @@ class Pipeline:
             raise PipelineDefinitionError("restore() must be called before the pipeline starts")
         self._restore(checkpoint)
 
-    def _restore(self, checkpoint: bytes) -> None:
+    def _restore(self, checkpoint: bytes | str) -> None:
         try:
-            state = json.loads(bytes(checkpoint).decode())
+            # str: DALI's checkpoints are strings, and users keep them as such
+            state = json.loads(checkpoint if isinstance(checkpoint, str) else bytes(checkpoint).decode())
             if state.get("format") != CHECKPOINT_FORMAT:
                 raise ValueError(f"unknown format {state.get('format')!r}")
             seed, epoch, batch, batch_size = (int(state[k]) for k in ("seed", "epoch", "batch", "batch_size"))
@@ -761,9 +784,114 @@ class Pipeline:
                 f"the checkpoint was taken with batch_size={batch_size}; this pipeline has "
                 f"batch_size={self.batch_size}, so it cannot resume at the same sample"
             )
+        carry_rows = int(state.get("carry_rows", 0))
+        if carry_rows > 0 and batch > 0:  # resume one batch earlier; run() skips its rows already returned
+            batch -= 1
+            self._skip_rows = carry_rows
         self.seed = seed
         self._resume_at = self._position = (epoch, batch)
         self._epoch_open = batch > 0
+
+    # --- serialization ----------------------------------------------------
+    def serialize(self, define_graph: Any = None, filename: str | os.PathLike[str] | None = None) -> bytes:
+        """The pipeline as bytes that ``deserialize_and_build`` / ``Pipeline.deserialize`` rebuild.
+
+        DALI stores its operator graph (protobuf, for its C API, TensorFlow
+        plugin and Triton). A streamflow graph holds Python objects, so this
+        stores what made it instead: the ``@pipeline_def`` function's module
+        and name, its arguments (JSON values) and the pipeline's settings. The
+        rebuilt pipeline runs the same code, so with the same seed it gives the
+        same batches, in this process or any other that can import the
+        function. Deserializing imports the module named in the data: load
+        only what you trust.
+
+        Raises:
+            PipelineDefinitionError: the pipeline was not made by a module-level
+                ``@pipeline_def`` function (``with pipe:``, ``define_graph``, a
+                function defined inside another), or an argument is not a JSON value.
+        """
+        if define_graph is not None:
+            raise PipelineDefinitionError("serialize(define_graph=...) is not supported; serialize a @pipeline_def pipeline")
+        definition, args, kwargs = self._definition
+        name = getattr(definition, "__qualname__", "")
+        module = getattr(definition, "__module__", None)
+        if definition is None or not module or "<locals>" in name or "<lambda>" in name:
+            raise PipelineDefinitionError(
+                "serialize() needs a pipeline made by a @pipeline_def function defined at module level "
+                "(streamflow serializes the function's name and arguments, not an operator graph); "
+                "this one was built with 'with pipe:', define_graph() or a function defined inside another"
+            )
+        settings = {"batch_size": self.batch_size, "num_threads": self.num_threads, "device_id": self.device_id,
+                    "seed": self.seed, "prefetch_queue_depth": self.prefetch_queue_depth,
+                    "on_error": self.on_error.value, "enable_conditionals": self.enable_conditionals}
+        try:
+            data = json.dumps({"format": SERIALIZED_FORMAT, "module": module, "qualname": name,
+                               "args": list(args), "kwargs": kwargs, "settings": settings}, sort_keys=True)
+        except TypeError as exc:
+            raise PipelineDefinitionError(
+                f"serialize(): the arguments of {name}() must be JSON values (numbers, strings, lists, "
+                f"dicts) to be serialized: {exc}"
+            ) from None
+        out = data.encode()
+        if filename is not None:
+            with open(filename, "wb") as f:
+                f.write(out)
+        return out
+
+    @staticmethod
+    def _load_serialized(serialized: bytes | str | None, filename: str | os.PathLike[str] | None) -> dict[str, Any]:
+        if (serialized is None) == (filename is None):
+            raise PipelineDefinitionError("give either serialized_pipeline or filename")
+        if filename is not None:
+            with open(filename, "rb") as f:
+                serialized = f.read()
+        try:
+            text = serialized if isinstance(serialized, str) else bytes(serialized).decode()  # type: ignore[arg-type]
+            state = json.loads(text)
+            if state.get("format") != SERIALIZED_FORMAT:
+                raise ValueError(f"unknown format {state.get('format')!r}")
+            return dict(state)
+        except (ValueError, TypeError, UnicodeDecodeError) as exc:
+            raise PipelineDefinitionError(
+                f"not a serialized streamflow pipeline ({exc}); use the bytes of pipe.serialize() "
+                "(DALI's protobuf serializations cannot be read)"
+            ) from None
+
+    @staticmethod
+    def _serialized_definition(state: dict[str, Any]) -> Callable[..., Any]:
+        import importlib
+
+        try:
+            target: Any = importlib.import_module(state["module"])
+            for part in str(state["qualname"]).split("."):
+                target = getattr(target, part)
+        except (ImportError, AttributeError) as exc:
+            raise PipelineDefinitionError(
+                f"cannot find the pipeline function {state['module']}.{state['qualname']} ({exc})"
+            ) from None
+        return getattr(target, "__wrapped__", target)  # the function under @pipeline_def
+
+    def deserialize_and_build(self, serialized_pipeline: bytes | str) -> None:
+        """Define this (new, empty) pipeline from ``serialize()``'s bytes and build it; this
+        pipeline's own settings (batch size, seed, ...) are kept, as in DALI."""
+        state = self._load_serialized(serialized_pipeline, None)
+        if self._outputs is not None or self._state is not PipelineState.NEW:
+            raise PipelineDefinitionError("deserialize_and_build() needs a new pipeline without outputs")
+        definition = self._serialized_definition(state)
+        args, kwargs = tuple(state.get("args", ())), dict(state.get("kwargs", {}))
+        self._definition = (definition, args, kwargs)
+        self.set_outputs(*_as_outputs(self._trace(definition, *args, **kwargs)))
+        self.build()
+
+    @classmethod
+    def deserialize(cls, serialized_pipeline: bytes | str | None = None,
+                    filename: str | os.PathLike[str] | None = None, **kwargs: Any) -> Pipeline:
+        """A pipeline rebuilt from ``serialize()``'s bytes (or its file), with the serialized
+        settings; ``kwargs`` (``batch_size``, ``seed``, ...) override them."""
+        state = cls._load_serialized(serialized_pipeline, filename)
+        settings = {**state.get("settings", {}), **kwargs}
+        return cls(**settings, definition=cls._serialized_definition(state), args=tuple(state.get("args", ())),
+                   kwargs=dict(state.get("kwargs", {})))
 
     # --- information ------------------------------------------------------
     def stats(self) -> PipelineStats:
@@ -852,7 +980,7 @@ def pipeline_def(
     seed: int | None = None,
     prefetch_queue_depth: int | dict[str, int] = 2,
     on_error: str = "raise",
-    checkpoint: bytes | None = None,
+    checkpoint: bytes | str | None = None,
     enable_conditionals: bool = False,
     debug: bool = False,
     **dali_options: Any,

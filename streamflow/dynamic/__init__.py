@@ -77,3 +77,11 @@ def _build() -> None:
 
 _build()
 
+
+def __getattr__(name: str) -> object:
+    # ndd.pytorch (torchdata nodes) imports torch: only on first use, as DALI's does
+    if name == "pytorch":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.pytorch")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,7 +7,9 @@ samples or an array whose first axis is the batch. In per-sample mode
 each call / item is a tuple of ``k`` such batches (or samples).
 
 The end of the data (``StopIteration`` / ``StopAsyncIteration``) ends the
-epoch; the next epoch starts the iterable again (``iter(source)``). With
+epoch; the next epoch starts the iterable again (``iter(source)``; an iterator
+object, whose ``iter()`` is itself, is first asked ``next()`` again, as DALI
+does, and restarted with ``iter()`` only if it is exhausted). With
 ``cycle=True`` (or ``"quiet"``) an exhausted iterable restarts at once and
 the epoch never ends.
 """
@@ -141,6 +143,8 @@ class ExternalSource(Source):
                 f"external_source: source must be callable or iterable, got {type(source).__name__}"
             )
         self._iterator: Any = None
+        self._iterated = False  # iter(source) was called once
+        self._reused = False  # this epoch goes on with the iterator object, not next()'d yet
         self._queue: collections.deque[Any] = collections.deque()  # fed batches not read yet
         self._arrived: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -160,10 +164,17 @@ class ExternalSource(Source):
         return self.instance_name or "external_source"
 
     # --- pulling one item (a batch, or a sample) -------------------------
-    def _new_iterator(self) -> Any:
+    def _new_iterator(self, restart: bool = False) -> Any:
         source = self.source() if self._factory else self.source
         if hasattr(source, "__aiter__"):
             return source.__aiter__()
+        if not restart and self._iterated and hasattr(source, "__next__"):
+            # An iterator object is iter()'d once, as in DALI: later epochs go on calling its
+            # __next__ (its __iter__ may do work, e.g. reshuffle, that DALI does not repeat);
+            # only if it is exhausted is it started again with iter() (see _pull).
+            self._reused = True
+            return source
+        self._iterated = True
         return iter(source)
 
     def feed(self, data: Any) -> None:
@@ -203,7 +214,7 @@ class ExternalSource(Source):
             return await self._io.call(call)
         for restarted in (False, True):
             if self._iterator is None:
-                self._iterator = self._new_iterator()
+                self._iterator = self._new_iterator(restart=restarted)
             try:
                 if hasattr(self._iterator, "__anext__"):
                     return await self._iterator.__anext__()
@@ -212,9 +223,13 @@ class ExternalSource(Source):
                 value = await self._io.call(next, iterator, sentinel)
                 if value is sentinel:
                     raise StopIteration
+                self._reused = False
                 return value
             except (StopIteration, StopAsyncIteration):
                 self._iterator = None
+                if self._reused and not restarted:
+                    self._reused = False
+                    continue  # an exhausted iterator object: the new epoch starts it with iter()
                 if not self.cycle or restarted:
                     raise _EndOfData from None
         raise _EndOfData

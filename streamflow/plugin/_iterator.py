@@ -22,7 +22,9 @@ others would hang a collective)::
 
 N=64, B=10, one shard: FILL 7 full batches, PARTIAL 7 with a last batch of 4,
 DROP 6. With ``size=`` instead of ``reader_name`` the same formulas use
-``size`` as the shard size; with neither, the pipeline's own epoch decides.
+``size`` as the shard size (with N pipelines, as DALI, ``size`` counts them
+together: ceil(size / (N*B)) steps, floor for DROP); with neither, the
+pipeline's own epoch decides.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Self
@@ -276,11 +279,19 @@ class BaseIterator:
         size: int = -1,
         reader_name: str | None = None,
         auto_reset: bool | str = False,
-        last_batch_policy: LastBatchPolicy | str = LastBatchPolicy.FILL,
+        fill_last_batch: bool | None = None,
+        dynamic_shape: bool = False,
         last_batch_padded: bool = False,
+        last_batch_policy: LastBatchPolicy | str = LastBatchPolicy.FILL,
         prepare_first_batch: bool = True,
         checkpoint: bytes | Sequence[bytes] | None = None,
     ) -> None:
+        # DALI's positional order. dynamic_shape: kept by DALI for old code only (the tensors
+        # always have the batch's shape). fill_last_batch: DALI's deprecated form of the policy.
+        del dynamic_shape
+        if fill_last_batch is not None:
+            warnings.warn("fill_last_batch is deprecated (as in DALI): use last_batch_policy", Warning, stacklevel=2)
+            last_batch_policy = LastBatchPolicy.FILL if fill_last_batch else LastBatchPolicy.PARTIAL
         self._pipes = list(pipelines) if isinstance(pipelines, (list, tuple)) else [pipelines]
         if not self._pipes:
             raise ValueError("give at least one pipeline")
@@ -340,7 +351,22 @@ class BaseIterator:
 
     # --- arithmetic -------------------------------------------------------
     def _make_plans(self, epoch: int) -> list[EpochPlan]:
-        return [plan_epoch(self._policy, self.batch_size, epoch, r, self._size) for r in self._readers]
+        sizes = self._pipeline_sizes()
+        return [plan_epoch(self._policy, self.batch_size, epoch, r, n) for r, n in zip(self._readers, sizes)]
+
+    def _pipeline_sizes(self) -> list[int]:
+        """Each pipeline's share of ``size``. As in DALI, ``size`` (without ``reader_name``) counts
+        the samples of all the pipelines together: step k takes samples [(k*N + i)*B, (k*N + i + 1)*B)
+        from pipeline i, so with PARTIAL the last step may leave the last pipelines out."""
+        n, b, size = len(self._pipes), self.batch_size, self._size
+        if size < 0 or n == 1:
+            return [size] * n
+        if self._policy is LastBatchPolicy.DROP:
+            return [size // (n * b) * b] * n
+        steps = math.ceil(size / (n * b))
+        if self._policy is LastBatchPolicy.FILL:
+            return [steps * b] * n
+        return [(steps - 1) * b + min(b, max(0, size - ((steps - 1) * n + i) * b)) for i in range(n)]
 
     def _epoch_complete(self) -> bool:
         n = self._plans[0].batches
@@ -354,7 +380,7 @@ class BaseIterator:
 
     @property
     def size(self) -> int:
-        """Samples per epoch of one pipeline (-1 when unknown)."""
+        """Samples per epoch: the reader's data set, or ``size`` (-1 when unknown)."""
         if self._readers[0] is not None:
             return self._readers[0].epoch_size
         return self._size
@@ -402,6 +428,10 @@ class BaseIterator:
 
     # --- iteration -------------------------------------------------------------
     def __iter__(self) -> BaseIterator:
+        # As DALI: iter() on an iterator whose epoch was consumed starts the next epoch, so a
+        # loop such as Lightning's (iter() once per epoch, no reset()) sees every epoch.
+        if self._done or (self._count > 0 and self._epoch_complete()):
+            self.reset()
         return self
 
     def __next__(self) -> list[dict[str, Any]]:
@@ -443,6 +473,10 @@ class BaseIterator:
                 self._last[i] = batch
             self._checkpoints[i] = ckpt
         self._count = k + 1
+        if self._size >= 0 and len(self._pipes) > 1 and self._readers[0] is None:
+            # DALI's size: the pipelines with nothing left in the last PARTIAL step are left out
+            keep = [i for i, plan in enumerate(self._plans) if plan.rows(k) != 0]
+            return [self._wrap(outputs[i], i) for i in keep]
         return [self._wrap(out, i) for i, out in enumerate(outputs)]
 
     next = __next__

@@ -8,6 +8,7 @@ buffer's alignment, otherwise one copy); GPU outputs stay on their device.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -40,6 +41,14 @@ class GenericIterator(BaseIterator):
     """Iterate streamflow pipelines as ``jax.Array`` (arguments as in
     ``streamflow.plugin.pytorch.GenericIterator``)."""
 
+    def __init__(self, pipelines: Any, output_map: Sequence[str], size: int = -1, reader_name: str | None = None,
+                 auto_reset: bool | str = False, last_batch_padded: bool = False,
+                 last_batch_policy: LastBatchPolicy | str = LastBatchPolicy.FILL, prepare_first_batch: bool = True,
+                 **kwargs: Any) -> None:
+        # DALI's JAX iterator has its own positional order (no fill_last_batch / dynamic_shape).
+        super().__init__(pipelines, output_map, size, reader_name, auto_reset, last_batch_padded=last_batch_padded,
+                         last_batch_policy=last_batch_policy, prepare_first_batch=prepare_first_batch, **kwargs)
+
     def _convert(self, value: Any) -> Any:
         return to_jax(value)
 
@@ -47,8 +56,10 @@ class GenericIterator(BaseIterator):
 class ClassificationIterator(GenericIterator):
     """``GenericIterator`` with ``output_map=["data", "label"]``."""
 
-    def __init__(self, pipelines: Any, size: int = -1, reader_name: str | None = None, **kwargs: Any) -> None:
-        super().__init__(pipelines, ["data", "label"], size=size, reader_name=reader_name, **kwargs)
+    def __init__(self, pipelines: Any, size: int = -1, reader_name: str | None = None, *args: Any,
+                 **kwargs: Any) -> None:
+        # *args: DALI's positional order after reader_name (auto_reset, fill_last_batch, ...)
+        super().__init__(pipelines, ["data", "label"], size, reader_name, *args, **kwargs)
 
 
 #: DALI's name (``from nvidia.dali.plugin.jax import DALIGenericIterator``).

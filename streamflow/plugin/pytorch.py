@@ -62,12 +62,17 @@ class GenericIterator(BaseIterator):
         pipelines: one pipeline, or a list (e.g. one per GPU), iterated together.
         output_map: a name for each pipeline output; each step yields
             ``[{name: tensor, ...} for each pipeline]``.
-        size: samples per epoch of one pipeline when there is no ``reader_name``
-            (-1: until the pipeline's epoch ends).
+        size: samples per epoch when there is no ``reader_name``, of all the
+            pipelines together as in DALI (step k takes batch k*N + i of the
+            stream from pipeline i); -1: until the pipelines' epoch ends.
         reader_name: the reader whose metadata (size, shards, padding) defines
             the epoch (recommended).
         auto_reset: start the next epoch by itself after ``StopIteration``
             (otherwise call ``reset()``).
+        fill_last_batch: DALI's deprecated form of ``last_batch_policy`` (True:
+            FILL, False: PARTIAL), with a warning as in DALI.
+        dynamic_shape: accepted for DALI compatibility (DALI keeps it for old
+            code only; the tensors always have the batch's shape).
         last_batch_policy: ``LastBatchPolicy.FILL`` (every batch full, the last
             padded by repeating samples), ``DROP`` (no incomplete batch) or
             ``PARTIAL`` (the last batch holds only what is left).
@@ -98,8 +103,10 @@ class ClassificationIterator(GenericIterator):
     """``GenericIterator`` with ``output_map=["data", "label"]`` (DALI's
     ``DALIClassificationIterator``): for pipelines that return (images, labels)."""
 
-    def __init__(self, pipelines: Any, size: int = -1, reader_name: str | None = None, **kwargs: Any) -> None:
-        super().__init__(pipelines, ["data", "label"], size=size, reader_name=reader_name, **kwargs)
+    def __init__(self, pipelines: Any, size: int = -1, reader_name: str | None = None, *args: Any,
+                 **kwargs: Any) -> None:
+        # *args: DALI's positional order after reader_name (auto_reset, fill_last_batch, ...)
+        super().__init__(pipelines, ["data", "label"], size, reader_name, *args, **kwargs)
 
 
 #: DALI's names (``from nvidia.dali.plugin.pytorch import DALIGenericIterator``).

@@ -167,6 +167,36 @@ def test_auto_reset_and_epoch_shuffle(files):
         assert it.epoch == 2
 
 
+def test_iter_on_a_consumed_iterator_starts_the_next_epoch(files):
+    """DALI: ``iter(it)`` after an epoch was consumed resets it (Lightning calls iter() once per
+    epoch and never reset()); on a fresh iterator or mid-epoch it changes nothing."""
+    with BaseIterator(make_pipe(files), OUT, reader_name="R", last_batch_policy=PARTIAL) as it:
+        e0 = [x for s in iter(it) for x in ids(s[0])]
+        e1 = [x for s in iter(it) for x in ids(s[0])]
+        assert sorted(e0) == sorted(e1) == list(range(64)) and it.epoch == 1
+        first = ids(next(iter(it))[0])
+        assert it.epoch == 2 and ids(next(iter(it))[0]) != first  # mid-epoch: continues
+        for _ in range(5):
+            next(it)
+        assert it.epoch == 2
+        iter(it)  # every batch taken, StopIteration not seen yet: the next epoch too
+        assert it.epoch == 3 and len(epoch_steps(it)) == 7
+
+
+def test_size_counts_all_pipelines_together(files):
+    """DALI: without reader_name, ``size`` is the samples of all N pipelines together:
+    ceil(size / (N*B)) steps (floor for DROP), and PARTIAL's last step leaves out the pipelines
+    with nothing left (recorded on DALI 2.4 in tests/integration/test_dali_framework_notebooks.py)."""
+    def run(size, policy):
+        pipes = [make_pipe(files, shard_id=s, num_shards=2, shuffle=False, randoms=False) for s in range(2)]
+        with BaseIterator(pipes, ["label"], size=size, last_batch_policy=policy) as it:
+            return len(it), [[len(d["label"]) for d in step] for step in it]
+
+    assert run(50, PARTIAL) == (3, [[10, 10], [10, 10], [10]])
+    assert run(50, FILL) == (3, [[10, 10]] * 3)
+    assert run(50, DROP) == (2, [[10, 10]] * 2)
+
+
 def test_reset_mid_epoch_skips_the_rest(files):
     with BaseIterator(make_pipe(files), OUT, reader_name="R") as it:
         next(it)
@@ -390,6 +420,25 @@ def test_torch_zero_copy_and_policies(files):
     assert [s[0]["label"].shape[0] for s in steps] == [10] * 6
     assert steps[0][0]["data"].shape == (10, 3)
     cit.close()
+
+
+def test_dali_positional_order_fill_last_batch_and_dynamic_shape(files):
+    """DALI's signature: (pipelines, output_map, size, reader_name, auto_reset, fill_last_batch,
+    dynamic_shape, last_batch_padded, last_batch_policy, ...); the deprecated fill_last_batch
+    (False: PARTIAL) warns as DALI does; dynamic_shape is accepted."""
+    pytest.importorskip("torch")
+    from streamflow.plugin.pytorch import DALIClassificationIterator, DALIGenericIterator
+
+    with pytest.warns(Warning, match="fill_last_batch"):
+        it = DALIGenericIterator(make_pipe(files, randoms=False), ["label"], -1, "R", False, False, True)
+    with it:
+        assert [len(s[0]["label"]) for s in it] == [10] * 6 + [4]
+    with pytest.warns(Warning, match="fill_last_batch"):
+        cls = DALIGenericIterator(make_pipe(files), OUT, -1, "R", True, True)
+    with cls:
+        assert [len(s[0]["label"]) for s in cls] == [10] * 7 and cls.epoch == 1  # auto_reset positional
+    with pytest.raises(ValueError, match="3 outputs"):  # ClassificationIterator: the same order after reader_name
+        next(DALIClassificationIterator(make_pipe(files), -1, "R", True, None, True))
 
 
 def test_torch_ragged_outputs_become_lists(files):

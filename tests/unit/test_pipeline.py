@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from pathlib import Path
@@ -111,6 +112,20 @@ def test_same_seed_same_batches_whatever_num_threads(image_root: Path) -> None:
     with training_pipe(image_root, batch_size=3, seed=6) as pipe:
         different = epoch_arrays(pipe)
     assert not all(np.array_equal(a, b) for a, b in zip(runs[0], different))
+
+
+def test_checkpoint_to_a_file_and_from_a_string(image_root: Path, tmp_path: Path) -> None:
+    """DALI: ``pipe.checkpoint(filename)`` also writes the file; a checkpoint kept as a string (DALI
+    returns str) or read back from the file restores the pipeline."""
+    path = tmp_path / "pipe.cpt"
+    with training_pipe(image_root, batch_size=2, seed=11) as pipe:
+        pipe.run()
+        saved = pipe.checkpoint(path)
+        expected = pipe.run()[0].as_tensor().copy()
+    assert path.read_bytes() == saved
+    for given in (path.read_bytes(), saved.decode()):
+        with training_pipe(image_root, batch_size=2, seed=5, checkpoint=given) as resumed:
+            assert np.array_equal(resumed.run()[0].as_tensor(), expected)
 
 
 def test_checkpoint_resume_reproduces_next_batch(image_root: Path) -> None:
@@ -381,3 +396,89 @@ def test_debug_mode_without_a_source_says_what_to_do() -> None:
 
     with pytest.raises(sf.PipelineDefinitionError, match="debug mode needs a source"), source_less() as p:
         p.run()
+
+
+def test_pipeline_current_is_the_pipeline_being_defined() -> None:
+    """DALI: inside a ``pipeline_def`` function (and ``define_graph``) ``Pipeline.current()`` is the
+    pipeline being built, e.g. ``shard_id=Pipeline.current().device_id``; None outside."""
+    seen: list[object] = []
+
+    @sf.pipeline_def(batch_size=2, num_threads=1, seed=1)
+    def defined():  # type: ignore[no-untyped-def]
+        seen.append(sf.Pipeline.current())
+        return fn.random.uniform(range=[0, 1])
+
+    pipe = defined()
+    assert seen == [pipe] and sf.Pipeline.current() is None
+
+    class Legacy(sf.Pipeline):
+        def define_graph(self):  # type: ignore[no-untyped-def]
+            seen.append(sf.Pipeline.current())
+            return fn.random.uniform(range=[0, 1])
+
+    legacy = Legacy(batch_size=2, num_threads=1, seed=1)
+    legacy.build()
+    assert seen[-1] is legacy and sf.Pipeline.current() is None
+
+
+
+@sf.pipeline_def
+def _serializable(low: float, high: float):  # type: ignore[no-untyped-def]
+    return fn.random.uniform(range=[low, high], shape=[2])
+
+
+def test_serialize_names_the_definition_and_its_arguments(tmp_path: Path) -> None:
+    """DALI's ``serialize()`` / ``deserialize_and_build()`` / ``Pipeline.deserialize()``: here the
+    module-level pipeline_def function, its JSON arguments and the settings; the copy gives the
+    same batches; what cannot be serialized says why."""
+    pipe = _serializable(2.0, 3.0, batch_size=2, num_threads=1, seed=9)
+    data = pipe.serialize(filename=tmp_path / "p.sf")
+    assert json.loads(data)["qualname"] == "_serializable" and (tmp_path / "p.sf").read_bytes() == data
+    copy = sf.Pipeline(batch_size=2, num_threads=1, seed=9)
+    copy.deserialize_and_build(data.decode())
+    other = sf.Pipeline.deserialize(filename=tmp_path / "p.sf", seed=10)
+    with pipe, copy, other:
+        want = np.asarray(pipe.run()[0].as_tensor())
+        assert np.array_equal(np.asarray(copy.run()[0].as_tensor()), want)
+        assert not np.array_equal(np.asarray(other.run()[0].as_tensor()), want) and other.batch_size == 2
+    with pytest.raises(sf.PipelineDefinitionError, match="JSON values"):
+        _serializable(np.float32(2), 3.0, batch_size=2).serialize()
+
+    @sf.pipeline_def
+    def local():  # type: ignore[no-untyped-def]
+        return fn.random.uniform(range=[0, 1])
+
+    with pytest.raises(sf.PipelineDefinitionError, match="module level"):
+        local(batch_size=1).serialize()
+    with pytest.raises(sf.PipelineDefinitionError, match="not a serialized streamflow pipeline"):
+        sf.Pipeline(batch_size=1).deserialize_and_build(b"\n\x03abc")
+
+
+def test_checkpoint_after_run_crossed_an_epoch_end(tmp_path: Path) -> None:
+    """``run()`` batches run on across epoch ends (8 files, batches of 3: the third batch holds the
+    last 2 of epoch 0 and the first of epoch 1); a checkpoint taken there resumes ``run()`` with the
+    rest of that batch, as DALI's does (the checkpointing tutorial runs 3 batches first)."""
+    files = []
+    for i in range(8):
+        path = tmp_path / f"f{i}.bin"
+        path.write_bytes(bytes([i]))
+        files.append(str(path))
+
+    @sf.pipeline_def(batch_size=3, num_threads=1, seed=2)
+    def numbered():  # type: ignore[no-untyped-def]
+        data, _ = fn.readers.file(files=files, random_shuffle=True)
+        return data, fn.random.uniform(range=[0, 1])
+
+    def runs(pipe: sf.Pipeline, n: int) -> list[list[float]]:
+        out = []
+        for _ in range(n):
+            data, u = pipe.run()
+            out.append([float(np.asarray(d)[0]) for d in data] + [float(np.asarray(x)) for x in u])
+        return out
+
+    with numbered() as pipe:
+        runs(pipe, 3)
+        saved = pipe.checkpoint()
+        expected = runs(pipe, 3)
+    with numbered(checkpoint=saved) as resumed:
+        assert runs(resumed, 3) == expected

@@ -432,3 +432,47 @@ def test_batch_callable_with_a_parameter_gets_the_iteration_number() -> None:
         for _ in range(2):
             assert [[int(s[0]) for s in b] for b in run_epoch(pipe)] == [[0, 0], [1, 1]]
     assert got[:6] == [0, 1, 2, 0, 1, 2] and all(type(i) is int for i in got)  # each epoch starts at 0
+
+
+def test_an_iterator_object_is_iterated_once_and_continued_each_epoch() -> None:
+    """DALI calls ``iter()`` on a source once; an iterator object that restarts itself when it
+    raises StopIteration (DALI's external-input tutorial) gets only ``next()`` in later epochs, so
+    work in its ``__iter__`` (reshuffling) is not repeated. ``cycle`` restarts still call iter()."""
+
+    class Restarting:
+        def __init__(self) -> None:
+            self.iters = 0
+            self.pos = 0
+
+        def __iter__(self) -> Restarting:
+            self.iters += 1
+            self.pos = 0
+            return self
+
+        def __next__(self) -> list[np.ndarray]:
+            if self.pos >= 2:
+                self.pos = 0
+                raise StopIteration
+            self.pos += 1
+            return [np.array([self.iters * 10 + self.pos])] * 2
+
+    source = Restarting()
+    with make(source) as pipe:
+        epochs = [[int(b[0][0]) for b in run_epoch(pipe)] for _ in range(3)]
+    assert source.iters == 1 and epochs == [[11, 12]] * 3
+
+    class Once(Restarting):  # does not restart itself: exhausted, it is started again with iter()
+        def __next__(self) -> list[np.ndarray]:
+            if self.pos >= 2:
+                raise StopIteration
+            self.pos += 1
+            return [np.array([self.iters * 10 + self.pos])] * 2
+
+    once = Once()
+    with make(once) as pipe:
+        epochs = [[int(b[0][0]) for b in run_epoch(pipe)] for _ in range(2)]
+    assert epochs == [[11, 12], [21, 22]]  # (the pipeline may already have started a third)
+    cycled = Restarting()
+    with make(cycled, cycle=True) as pipe:
+        pipe.run(), pipe.run(), pipe.run()
+    assert cycled.iters == 2
