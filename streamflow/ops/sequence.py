@@ -181,6 +181,13 @@ class FrameWise(Operator):
         return self.regroup(chunk, sub, outputs, spans, failed, stack)
 
 
+def _per_frame(node: DataNode) -> bool:
+    """Whether an argument holds one value per frame: ``fn.per_frame`` data, or the matrices of transforms
+    given per-frame arguments (``fn.transforms.*``, ``transforms.combine`` of them)."""
+    op = node.producer.op
+    return isinstance(op, PerFrame) or (not isinstance(op, FrameWise) and bool(getattr(op, "per_frame_args", None)))
+
+
 def _frame_pairs(spans: list[tuple[int, int]], owners: list[int]) -> list[tuple[int, int]]:
     """(row, frame number) of every expanded frame."""
     pairs: list[tuple[int, int]] = []
@@ -202,7 +209,7 @@ def add_frames_node(op: Operator, data: DataNode, per_sample: Mapping[str, DataN
     """
     per_sample = dict(per_sample or {})
     layout = input_layout(data, op.name)
-    marked = frozenset(k for k, v in per_sample.items() if isinstance(v.producer.op, PerFrame))
+    marked = frozenset(k for k, v in per_sample.items() if _per_frame(v))
     if not layout.startswith("F"):
         if marked:
             raise PipelineDefinitionError(
