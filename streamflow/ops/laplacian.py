@@ -33,7 +33,7 @@ from ..graph import DataNode, add_node, input_layout, split_arguments
 from ..operator import Chunk, Operator
 from ..types import DataType, Device, parse_dtype
 from .arguments import fn_function
-from .sequence import PerFrame, add_frames_node, frame_layout
+from .sequence import add_frames_node, frame_layout, is_per_frame_argument
 from .spatial import map_planes, sample_layout
 
 __all__ = ["Laplacian", "derivative_window", "laplacian", "laplacian_terms", "smoothing_window"]
@@ -153,7 +153,7 @@ def laplacian(
     constants, per_sample = split_arguments({"window_size": window_size, "smoothing_size": smoothing_size,
                                              "scale": scale})
     layout = input_layout(data, "laplacian")
-    if layout.startswith("F") and any(isinstance(v.producer.op, PerFrame) for v in per_sample.values()):
+    if layout.startswith("F") and any(is_per_frame_argument(v) for v in per_sample.values()):
         # arguments given per frame (fn.per_frame), as DALI takes them: filter frame by frame
         op = Laplacian(constants.get("window_size", 3), constants.get("smoothing_size"), constants.get("scale"),
                        normalized_kernel, dtype=dtype, layout=frame_layout(layout), name=name)

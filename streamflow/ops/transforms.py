@@ -33,7 +33,7 @@ from ..operator import Chunk, Operator
 from ..types import Device, Number
 from .arguments import fn_function
 from .boxes import F32
-from .sequence import PerFrame
+from .sequence import is_per_frame_argument
 
 __all__ = [
     "AffineTransform",
@@ -365,14 +365,13 @@ class Combine(Operator):
 
 def _add(op: AffineTransform, data: DataNode | None, per_sample: dict[str, DataNode],
          device: str | Device | None) -> DataNode:
-    op.per_frame_args = frozenset(k for k, v in per_sample.items() if isinstance(v.producer.op, PerFrame))
+    op.per_frame_args = frozenset(k for k, v in per_sample.items() if is_per_frame_argument(v))
     return add_node(op, [] if data is None else [data], per_sample, device=device)[0]
 
 
 def is_per_frame(node: DataNode) -> bool:
     """Whether ``node`` holds one value per frame: ``fn.per_frame`` data or per-frame transform matrices."""
-    op = node.producer.op
-    return isinstance(op, PerFrame) or bool(getattr(op, "per_frame_args", None))
+    return is_per_frame_argument(node)
 
 
 
