@@ -456,6 +456,57 @@ def per_frame_arguments(dali: Any, fn: Any, types: Any, ndd: Any, where: Path) -
     return result
 
 
+def per_frame_arguments_dynamic(dali: Any, fn: Any, types: Any, ndd: Any, where: Path) -> dict[str, Any]:
+    """The per-frame tutorial in dynamic mode: a batch of sequences from a reader, ``ndd.per_frame`` of a batch of
+    per-frame values into ndd.gaussian_blur / ndd.rotate / ndd.transforms.rotation -> ndd.warp_affine, and
+    ``np.asarray(ndd.as_tensor(batch.cpu()))``."""
+    frames = 6
+    sigma = np.linspace(0.5, 3.0, frames, dtype=np.float32)
+    angle = np.linspace(-30, 45, frames, dtype=np.float32)
+    reader = ndd.experimental.readers.Video(device="cpu", filenames=[str(CLIPS / "a.webm"), str(CLIPS / "c.avi")],
+                                            sequence_length=frames, step=12)
+    (video,) = next(iter(reader.next_epoch(batch_size=2)))
+    blurred = ndd.gaussian_blur(video, sigma=ndd.per_frame(ndd.as_batch([sigma, sigma])))
+    rotated = ndd.rotate(video, angle=ndd.per_frame(ndd.as_batch([angle, angle])), fill_value=0)
+    mt = ndd.transforms.rotation(angle=ndd.per_frame(ndd.as_batch([angle, angle])), center=[32, 24])
+    warped = ndd.warp_affine(video, mt, fill_value=0, inverse_map=False)
+    out: dict[str, Any] = {}
+    for name, batch in (("video", video), ("blurred", blurred), ("rotated", rotated)):
+        out[name] = [frame_hashes(s) for s in np.asarray(ndd.as_tensor(batch.cpu()))]
+    out["warped"] = [np.ascontiguousarray(s[:, ::2, ::2]) for s in np.asarray(ndd.as_tensor(warped.cpu()))]
+    return out
+
+
+def video_reader_label_dynamic(dali: Any, fn: Any, types: Any, ndd: Any, where: Path) -> dict[str, Any]:
+    """video_reader_label in dynamic mode: a reader over labelled folders, ``islice(reader.next_epoch(batch_size=3),
+    n)`` of (videos, labels) pairs, ``np.asarray(ndd.as_tensor(...))`` of both."""
+    reader = ndd.experimental.readers.Video(device="cpu", file_root=clip_folder(where), sequence_length=SEQUENCE_LENGTH,
+                                            random_shuffle=False, initial_fill=11)
+    pairs, label_shapes = [], []
+    for videos, labels in islice(reader.next_epoch(batch_size=3), 3):
+        labels = np.asarray(ndd.as_tensor(labels))
+        label_shapes.append(np.array(labels.shape))
+        pairs += [f"{int(lab[0])} {frame_hashes(s)}" for s, lab in zip(np.asarray(ndd.as_tensor(videos)), labels)]
+    return {"ordered": pairs, "label_shape": label_shapes}
+
+
+def video_resize(dali: Any, fn: Any, types: Any, ndd: Any, where: Path, legacy: bool = False) -> dict[str, Any]:
+    """The per-frame tutorial's reader, ``readers.video_resize(device="gpu", resize_x, resize_y)`` (GPU-only in
+    DALI); DALI's side: its CPU reader then ``fn.resize`` of the sequences."""
+
+    @dali.pipeline_def(batch_size=2, num_threads=1, device_id="auto" if legacy else None)
+    def resize_pipe() -> Any:
+        kw = dict(filenames=[str(CLIPS / "a.webm"), str(CLIPS / "b.webm")], sequence_length=4, step=9)
+        if legacy:
+            return fn.readers.video_resize(device="gpu", resize_x=40, resize_y=30, **kw)
+        return fn.resize(fn.experimental.readers.video(device="cpu", **kw), resize_x=40, resize_y=30)
+
+    pipe = resize_pipe()
+    pipe.build()
+    (frames,) = pipe.run()
+    return {"frames": [np.asarray(frames.at(i)) for i in range(2)], "layout": frames.layout()}
+
+
 PIPELINE_CASES = {
     "audio_decoder": audio_decoder,
     "audio_decoder_dynamic": audio_decoder_dynamic,
@@ -467,4 +518,7 @@ PIPELINE_CASES = {
     "video_file_list": video_file_list,
     "sequence_reader": sequence_reader,
     "per_frame_arguments": per_frame_arguments,
+    "per_frame_arguments_dynamic": per_frame_arguments_dynamic,
+    "video_reader_label_dynamic": video_reader_label_dynamic,
+    "video_resize": video_resize,
 }

@@ -55,8 +55,8 @@ FLOAT_TOLERANCES: dict[str, tuple[float, float]] = {
     "spectrogram": (2e-5, 0.0), "mel": (2e-5, 0.0), "mfcc": (1e-4, 0.0),
     "spectrogram_db": (0.0, 2e-3), "mel_db": (0.0, 2e-3), "edges": (0.0, 1e-4), "moved": (0.0, 1e-4),
 }
-#: integer outputs compared within a bound: warp_affine's linear interpolation (docs/dali-differences.md)
-INT_TOLERANCES: dict[str, int] = {"warped": 1}
+#: integer outputs compared within a bound: warp_affine's linear interpolation, resize (docs/dali-differences.md)
+INT_TOLERANCES: dict[str, int] = {"warped": 1, "frames": 1}
 
 
 #: (case, output) -> what streamflow gives instead (docs/dali-differences.md): per_frame of data without a layout
@@ -181,3 +181,22 @@ def test_per_frame_arguments(tmp_path: Path) -> None:
     (rotation, scale, translation, combine) into warp_affine and coord_transform; sequence_rearrange,
     element_extract."""
     compare("per_frame_arguments", run("per_frame_arguments", tmp_path))
+
+
+def test_video_reader_label_dynamic(tmp_path: Path) -> None:
+    """video_reader_label (dynamic mode): a reader over labelled folders, ``next_epoch(batch_size=3)`` pairs,
+    ``np.asarray(ndd.as_tensor(labels))``."""
+    compare("video_reader_label_dynamic", run("video_reader_label_dynamic", tmp_path))
+
+
+def test_per_frame_arguments_dynamic(tmp_path: Path) -> None:
+    """video_per_frame_arguments (dynamic mode): ``ndd.per_frame`` of a batch into ndd.gaussian_blur, ndd.rotate,
+    ndd.transforms.rotation -> ndd.warp_affine (matrix as the second input), ``ndd.as_tensor(batch.cpu())``."""
+    compare("per_frame_arguments_dynamic", run("per_frame_arguments_dynamic", tmp_path))
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["cpu_reader_and_resize", "tutorial_video_resize"])
+def test_video_resize(tmp_path: Path, legacy: bool) -> None:
+    """The per-frame tutorial's reader, ``readers.video_resize(device="gpu", resize_x, resize_y)``, against DALI's
+    CPU reader followed by ``fn.resize`` (resize: within 1)."""
+    compare("video_resize", run("video_resize", tmp_path, legacy=legacy))
