@@ -339,6 +339,7 @@ class Combine(Operator):
     def __init__(self, *, reverse_order: bool = False, name: str | None = None) -> None:
         super().__init__(name=name)
         self.reverse_order = bool(reverse_order)
+        self.per_frame_args: frozenset[str] = frozenset()  # set by fn.transforms.combine: any input per frame
 
     def _one(self, matrices: Sequence[Any]) -> np.ndarray:
         arrays = [np.asarray(m) for m in matrices]
