@@ -189,3 +189,21 @@ def test_sequences_rotate_frame_by_frame_on_one_canvas() -> None:
     np.testing.assert_array_equal(same[0][1], single[0])
     with pytest.raises(sf.PipelineError, match="2 angles for a sequence of 3 frames"):
         run_sequences(seqs, lambda x, a: fn.rotate(x, angle=a), a=[np.float32([1, 2])] * 2)
+
+
+def test_gpu_sequences_equal_cpu(kernel_ctx) -> None:
+    """Sequences on the GPU: every frame in the same launch, bit-identical to the CPU's frame-by-frame rotation
+    (per-frame angles on one canvas, a per-sample angle) and to its errors."""
+    rng = np.random.default_rng(16)
+    seqs = [rng.integers(0, 256, (3, 12, 17, 3), dtype=np.uint8), rng.integers(0, 256, (2, 9, 8), dtype=np.uint8)]
+    for angles in ([np.float32([10, 80, -20]), np.float32([30, 5])], [np.float32(12.5), np.float32(-90)]):
+        op = Rotate(fill_value=0)
+        op.sequence = "FHWC"
+        gpu, gf = run_gpu_impl(kernel_ctx, op, seqs, {"angle": angles})
+        cpu, cf = run_cpu_op(op, seqs, {"angle": angles})
+        assert not gf and not cf
+        assert_same_outputs(gpu, cpu, "rotate sequences")
+    op = Rotate(fill_value=0)
+    op.sequence = "FHWC"
+    _, failures = run_gpu_impl(kernel_ctx, op, seqs, {"angle": [np.float32([1, 2]), np.float32([1, 2, 3])]})
+    assert set(failures) == {0, 1}
