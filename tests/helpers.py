@@ -215,3 +215,18 @@ def recorded_operator(build: Callable[..., Any], inputs: list[list[Any]]) -> tup
     op_inputs = [list(inputs[where[id(d)]]) for d in node.inputs]
     args = {k: list(inputs[where[id(d)]]) for k, d in node.arg_inputs.items()}
     return node.op, op_inputs, args
+
+
+def run_sequences(samples: list[Any], build: Callable[..., Any], layout: str = "FHWC",
+                  **extra_sources: list[Any]) -> list[list[np.ndarray]]:
+    """``run_arrays`` for sequences: ``samples`` fed with ``layout`` (default FHWC); each keyword is one more
+    external source (wrap it in ``fn.per_frame`` in ``build`` for per-frame arguments)."""
+
+    @sf.pipeline_def(batch_size=len(samples), num_threads=2, device_id=None, seed=3)
+    def pipe():  # type: ignore[no-untyped-def]
+        nodes = {k: fn.external_source([list(v)]) for k, v in extra_sources.items()}
+        out = build(fn.external_source([list(samples)], layout=layout), **nodes)
+        return out if isinstance(out, tuple) else (out,)
+
+    with pipe() as p:
+        return [[np.asarray(t.at(i)) for i in range(len(samples))] for t in p.run()]

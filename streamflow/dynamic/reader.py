@@ -149,6 +149,7 @@ class Reader:
         self._default_batch = batch_size
         self._mode: tuple[bool, int] | None = None  # (batches?, internal batch size)
         self._epoch = 0
+        self._direct: Iterator[Any] | None = None  # the epoch that direct calls (``reader()``) are reading
 
     def _start(self, batch_size: int | None) -> int:
         batched = batch_size is not None
@@ -210,6 +211,21 @@ class Reader:
                 value.single = not batched
                 data.value = value  # type: ignore[attr-defined]  # outputs are EagerNodes
         return _wrapped(self._graph.result)
+
+    def __call__(self, batch_size: int | None = None) -> Any:
+        """The next sample (a tuple of ``Tensor``s), or the next batch with ``batch_size``, going on into the
+        next epoch at the end of one: DALI's direct call of a reader (``encoded, label = reader()``)."""
+        self._start(batch_size)
+        for _ in range(2):  # at most one epoch boundary per call
+            if self._direct is None:
+                epoch = self._epoch
+                self._epoch += 1
+                self._direct = self._iterate(epoch, batch_size is not None)
+            item = next(self._direct, None)
+            if item is not None:
+                return item
+            self._direct = None
+        raise PipelineError(f"{self.label}: the reader has no samples", stage="read")
 
     def __iter__(self) -> Iterator[Any]:
         if self._default_batch is None:

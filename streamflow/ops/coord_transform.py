@@ -24,12 +24,13 @@ from typing import Any
 import numpy as np
 
 from ..errors import PipelineDefinitionError, SampleError
-from ..graph import DataNode, add_node, split_arguments
+from ..graph import DataNode, add_node, input_layout, split_arguments
 from ..operator import Chunk, Operator
 from ..types import DataType, Device, Number
 from .arguments import fn_function
 from .boxes import F32
 from .cast import cast_array, parse_output_dtype
+from .sequence import add_frames_node
 
 __all__ = ["CoordTransform", "affine_apply", "coord_transform"]
 
@@ -80,6 +81,7 @@ class CoordTransform(Operator):
         if MT is not None:
             self.M = _floats(MT, "MT")
         self.out_dtype = parse_output_dtype(dtype, "coord_transform: dtype")
+        self.frame_layout = ""  # a frame's layout when the input is a sequence (kept, as DALI keeps it)
 
     def _matrix(self, value: np.ndarray | None, n: int) -> tuple[np.ndarray, np.ndarray | None]:
         """(``m x n`` matrix, translation from ``MT`` or ``None``) for points of ``n`` components."""
@@ -136,6 +138,9 @@ class CoordTransform(Operator):
     def run(self, chunk: Chunk) -> list[list[Any]]:
         return [chunk.each_sample(lambda row, sample: self.transform_sample(chunk, row, sample))]
 
+    def layout(self, index: int) -> str:
+        return self.frame_layout
+
 
 @fn_function()
 def coord_transform(
@@ -162,4 +167,9 @@ def coord_transform(
     constants, per_sample = split_arguments(dict(M=M, T=T, MT=MT))
     op = CoordTransform(M=constants.get("M"), T=constants.get("T"), MT=constants.get("MT"), fused=MT is not None,
                         dtype=dtype, name=name)
+    layout = input_layout(data, "coord_transform")
+    if layout.startswith("F"):
+        op.frame_layout = layout[1:]
+        # points per frame (fn.per_frame): frame by frame, with per-frame M / T / MT where given so (DALI)
+        return add_frames_node(op, data, per_sample, device=device, frame_layouts=(layout[1:],))
     return add_node(op, [data], per_sample, device=device)[0]

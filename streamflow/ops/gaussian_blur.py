@@ -36,6 +36,7 @@ from ..graph import DataNode, add_node, input_layout, split_arguments
 from ..operator import Chunk, Operator
 from ..types import DataType, Device, parse_dtype
 from .arguments import fn_function
+from .sequence import add_frames_node, frame_layout, is_per_frame_argument
 from .spatial import map_planes, sample_layout
 
 __all__ = ["GaussianBlur", "blur_windows", "gaussian_blur", "gaussian_window"]
@@ -159,5 +160,10 @@ def gaussian_blur(
     if not per_sample and constants.get("sigma") is None and constants.get("window_size") is None:
         raise PipelineDefinitionError("gaussian_blur: give sigma or window_size")
     layout = input_layout(data, "gaussian_blur")
+    if layout.startswith("F") and any(is_per_frame_argument(v) for v in per_sample.values()):
+        # sigma / window_size given per frame (fn.per_frame), as DALI takes them: blur frame by frame
+        op = GaussianBlur(constants.get("sigma"), constants.get("window_size"), dtype=dtype,
+                          layout=frame_layout(layout), name=name)
+        return add_frames_node(op, data, per_sample, device=device, frame_layouts=("HW", "HWC", "CHW"))
     op = GaussianBlur(constants.get("sigma"), constants.get("window_size"), dtype=dtype, layout=layout, name=name)
     return add_node(op, [data], per_sample, device=device)[0]

@@ -33,6 +33,7 @@ from ..graph import DataNode, add_node, input_layout, split_arguments
 from ..operator import Chunk, Operator
 from ..types import DataType, Device, parse_dtype
 from .arguments import fn_function
+from .sequence import add_frames_node, frame_layout, is_per_frame_argument
 from .spatial import map_planes, sample_layout
 
 __all__ = ["Laplacian", "derivative_window", "laplacian", "laplacian_terms", "smoothing_window"]
@@ -152,6 +153,11 @@ def laplacian(
     constants, per_sample = split_arguments({"window_size": window_size, "smoothing_size": smoothing_size,
                                              "scale": scale})
     layout = input_layout(data, "laplacian")
+    if layout.startswith("F") and any(is_per_frame_argument(v) for v in per_sample.values()):
+        # arguments given per frame (fn.per_frame), as DALI takes them: filter frame by frame
+        op = Laplacian(constants.get("window_size", 3), constants.get("smoothing_size"), constants.get("scale"),
+                       normalized_kernel, dtype=dtype, layout=frame_layout(layout), name=name)
+        return add_frames_node(op, data, per_sample, device=device, frame_layouts=("HW", "HWC", "CHW"))
     op = Laplacian(constants.get("window_size", 3), constants.get("smoothing_size"), constants.get("scale"),
                    normalized_kernel, dtype=dtype, layout=layout, name=name)
     return add_node(op, [data], per_sample, device=device)[0]

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import PipelineDefinitionError, SampleError
-from ..graph import DataNode, add_node, split_arguments
+from ..graph import DataNode, add_node, input_layout, split_arguments
 from ..operator import Chunk
 from ..types import (
     DataType,
@@ -118,6 +118,30 @@ class Rotate(AffineWarp):
             raise SampleError(f"rotate: a volume's size must be (depth, height, width), got {size}")
         return rotation_matrix_3d(in_dhw, size, axis, angle), tuple(size)
 
+    def frame_plans(self, chunk: Chunk, row: int, frames: np.ndarray) -> tuple[list[np.ndarray], tuple[int, int]]:
+        """A sequence: the sample's angle or one per frame (fn.per_frame). As DALI does, the frames share one
+        canvas: the given size, the input's (keep_size) or the largest height and width of the frames' canvases."""
+        value = chunk.arg("angle", row, self.angle)
+        if value is None:
+            raise SampleError("rotate: no angle")
+        angles = np.asarray(value, dtype=np.float64).reshape(-1)
+        n = frames.shape[0]
+        if angles.size == 1:
+            angles = np.repeat(angles, n)
+        elif angles.size != n:
+            raise SampleError(f"rotate: {angles.size} angles for a sequence of {n} frames (give 1 or one per frame)")
+        if not np.all(np.isfinite(angles)):
+            raise SampleError(f"rotate: the angles must be finite, got {angles.tolist()}")
+        in_hw = (frames.shape[1], frames.shape[2])
+        size = self._size_for(chunk, row)
+        if size is None:
+            canvases = [in_hw if self.keep_size else rotated_canvas_size(in_hw[0], in_hw[1], float(a)) for a in angles]
+            size = (max(c[0] for c in canvases), max(c[1] for c in canvases))
+        if len(size) != 2:
+            raise SampleError(f"rotate: a frame's size must be (height, width), got {size}")
+        size = (int(size[0]), int(size[1]))
+        return [rotation_matrix(in_hw, size, float(a)) for a in angles], size
+
 @fn_function()
 def rotate(
     data: DataNode,
@@ -157,4 +181,6 @@ def rotate(
         raise PipelineDefinitionError("rotate: give the angle (a number or a DataNode)")
     if keep_size and "size" in per_sample:
         raise PipelineDefinitionError("rotate: give keep_size=True or size, not both")
+    layout = input_layout(data, "rotate")
+    op.sequence = layout if layout.startswith("F") else ""
     return add_node(op, [data], per_sample, device=device)[0]

@@ -32,6 +32,7 @@ __all__ = [
     "add_frames_node",
     "element_extract",
     "frame_layout",
+    "is_per_frame_argument",
     "per_frame",
     "sequence_rearrange",
 ]
@@ -181,6 +182,16 @@ class FrameWise(Operator):
         return self.regroup(chunk, sub, outputs, spans, failed, stack)
 
 
+def is_per_frame_argument(node: DataNode) -> bool:
+    """Whether an argument holds one value per frame. DALI's rule: its layout starts with ``F`` (``fn.per_frame``
+    data, dynamic-mode batches marked per frame); also the matrices of transforms given per-frame arguments
+    (``fn.transforms.*``, ``transforms.combine`` of them)."""
+    op = node.producer.op
+    if isinstance(op, PerFrame) or op.layout(node.index).startswith("F"):
+        return True
+    return not isinstance(op, FrameWise) and bool(getattr(op, "per_frame_args", None))
+
+
 def _frame_pairs(spans: list[tuple[int, int]], owners: list[int]) -> list[tuple[int, int]]:
     """(row, frame number) of every expanded frame."""
     pairs: list[tuple[int, int]] = []
@@ -202,7 +213,7 @@ def add_frames_node(op: Operator, data: DataNode, per_sample: Mapping[str, DataN
     """
     per_sample = dict(per_sample or {})
     layout = input_layout(data, op.name)
-    marked = frozenset(k for k, v in per_sample.items() if isinstance(v.producer.op, PerFrame))
+    marked = frozenset(k for k, v in per_sample.items() if is_per_frame_argument(v))
     if not layout.startswith("F"):
         if marked:
             raise PipelineDefinitionError(

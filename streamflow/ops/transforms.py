@@ -33,7 +33,7 @@ from ..operator import Chunk, Operator
 from ..types import Device, Number
 from .arguments import fn_function
 from .boxes import F32
-from .sequence import PerFrame
+from .sequence import is_per_frame_argument
 
 __all__ = [
     "AffineTransform",
@@ -339,9 +339,16 @@ class Combine(Operator):
     def __init__(self, *, reverse_order: bool = False, name: str | None = None) -> None:
         super().__init__(name=name)
         self.reverse_order = bool(reverse_order)
+        self.per_frame_args: frozenset[str] = frozenset()  # set by fn.transforms.combine: any input per frame
 
     def _one(self, matrices: Sequence[Any]) -> np.ndarray:
         arrays = [np.asarray(m) for m in matrices]
+        frames = {a.shape[0] for a in arrays if a.ndim == 3}
+        if frames:  # per-frame matrices (frames, n, n + 1): a single matrix applies to every frame, as in DALI
+            if len(frames) != 1:
+                raise SampleError(f"transforms.combine: per-frame inputs with different numbers of frames: "
+                                  f"{[a.shape for a in arrays]}")
+            return np.stack([self._one([a[k] if a.ndim == 3 else a for a in arrays]) for k in range(frames.pop())])
         first = arrays[0]
         for m in arrays:
             if m.ndim != 2 or m.shape[1] != m.shape[0] + 1 or m.dtype != np.float32 or m.shape != first.shape:
@@ -359,14 +366,13 @@ class Combine(Operator):
 
 def _add(op: AffineTransform, data: DataNode | None, per_sample: dict[str, DataNode],
          device: str | Device | None) -> DataNode:
-    op.per_frame_args = frozenset(k for k, v in per_sample.items() if isinstance(v.producer.op, PerFrame))
+    op.per_frame_args = frozenset(k for k, v in per_sample.items() if is_per_frame_argument(v))
     return add_node(op, [] if data is None else [data], per_sample, device=device)[0]
 
 
 def is_per_frame(node: DataNode) -> bool:
     """Whether ``node`` holds one value per frame: ``fn.per_frame`` data or per-frame transform matrices."""
-    op = node.producer.op
-    return isinstance(op, PerFrame) or bool(getattr(op, "per_frame_args", None))
+    return is_per_frame_argument(node)
 
 
 
@@ -470,4 +476,7 @@ def combine(
     """Combine two or more transforms: ``[T1, T2, T3]`` applies T1, then T2, then T3."""
     if len(inputs) < 2:
         raise PipelineDefinitionError(f"transforms.combine: needs at least 2 input transforms, got {len(inputs)}")
-    return add_node(Combine(reverse_order=reverse_order, name=name), list(inputs), device=device)[0]
+    op = Combine(reverse_order=reverse_order, name=name)
+    # per-frame inputs give per-frame products (what is_per_frame tells warp_affine / coord_transform)
+    op.per_frame_args = frozenset({"inputs"}) if any(is_per_frame(i) for i in inputs) else frozenset()
+    return add_node(op, list(inputs), device=device)[0]

@@ -282,6 +282,8 @@ class AffineWarp(Operator):
         self.dtype = _out_dtype(dtype, self.name)
         #: an image given per-frame matrices: warped once per frame into a sequence (set by fn.warp_affine)
         self.broadcast_frames = False
+        #: the input's layout when it is a sequence (``F...``): every frame warped (set by fn.rotate / fn.warp_affine)
+        self.sequence = ""
 
     def _size_for(self, chunk: Chunk, row: int) -> Any:
         value = chunk.arg("size", row, None)
@@ -295,6 +297,15 @@ class AffineWarp(Operator):
         """(3x4 destination-to-source matrix, (d, h, w)) of a DHWC volume."""
         raise SampleError(f"{self.name}: volumes are not supported")
 
+    def frame_plans(self, chunk: Chunk, row: int, frames: np.ndarray) -> tuple[list[np.ndarray], tuple[int, int]]:
+        """(one destination-to-source 2x3 matrix per frame, the (h, w) shared by the frames) of a sequence."""
+        raise SampleError(f"{self.name}: sequences are not supported")
+
+    def _sequence(self, chunk: Chunk, row: int, frames: np.ndarray) -> np.ndarray:
+        matrices, size = self.frame_plans(chunk, row, frames)
+        return np.stack([warp_affine_image(f, m, size, interp=self.interp, fill_value=self.fill_value,
+                                           out_dtype=self.dtype) for f, m in zip(frames, matrices)])
+
     def run(self, chunk: Chunk) -> list[list[Any]]:
         out: list[Any] = []
         for row, image in enumerate(chunk.inputs[0]):
@@ -302,6 +313,9 @@ class AffineWarp(Operator):
                 if not isinstance(image, np.ndarray) or image.ndim not in (2, 3, 4) or 0 in image.shape:
                     raise SampleError(f"{self.name} expects a non-empty HWC or HW image or DHWC volume, got "
                                       f"{getattr(image, 'shape', type(image).__name__)}")
+                if self.sequence and image.ndim in (3, 4):  # FHW / FHWC: frame by frame (DALI)
+                    out.append(self._sequence(chunk, row, image))
+                    continue
                 if image.ndim == 4:  # DHWC volume (volume.py)
                     matrix, dhw = self.plan_volume(chunk, row, image)
                     out.append(warp_affine_volume(image, matrix, dhw, interp=self.interp,
@@ -336,7 +350,7 @@ class AffineWarp(Operator):
                                            out_dtype=self.dtype) for m in matrices])
 
     def layout(self, index: int) -> str:
-        return "FHWC" if self.broadcast_frames else "HWC"
+        return self.sequence or ("FHWC" if self.broadcast_frames else "HWC")
 
 
 class WarpAffine(AffineWarp):
@@ -387,6 +401,28 @@ class WarpAffine(AffineWarp):
         size = self._size_for(chunk, row) or (image.shape[0], image.shape[1])
         return matrix, size
 
+    def frame_plans(self, chunk: Chunk, row: int, frames: np.ndarray) -> tuple[list[np.ndarray], tuple[int, int]]:
+        """One matrix for every frame, or one per frame (``(frames, 2, 3)``: fn.per_frame, per-frame transforms)."""
+        value = chunk.arg("matrix", row, None)
+        n = frames.shape[0]
+        if value is None:
+            if self.matrix is None or self.matrix.size != 6:
+                raise SampleError("warp_affine: the frames of a sequence need a 2x3 matrix (6 values)")
+            matrices = [self.matrix] * n
+        else:
+            values = np.asarray(value, dtype=np.float64)
+            if values.size == 6:
+                matrices = [self._dst_to_src(values)] * n
+            elif values.size == 6 * n:
+                matrices = [self._dst_to_src(m) for m in values.reshape(n, 2, 3)]
+            else:
+                raise SampleError(f"warp_affine: a sequence of {n} frames needs one 2x3 matrix or one per frame "
+                                  f"({6 * n} values), got {values.size} values")
+        size = self._size_for(chunk, row) or (frames.shape[1], frames.shape[2])
+        if len(size) != 2:
+            raise SampleError(f"warp_affine: a frame's size must be (height, width), got {size}")
+        return matrices, (int(size[0]), int(size[1]))
+
 @fn_function()
 def warp_affine(
     data: DataNode,
@@ -430,6 +466,7 @@ def warp_affine(
     if op.matrix is None and "matrix" not in per_sample:
         raise PipelineDefinitionError("warp_affine: give the matrix (6 numbers or a DataNode)")
     # per-frame matrices (fn.per_frame, per-frame transforms) on an image: one output frame per matrix
-    op.broadcast_frames = "matrix" in per_sample and is_per_frame(per_sample["matrix"]) and not input_layout(
-        data, "warp_affine").startswith("F")
+    layout = input_layout(data, "warp_affine")
+    op.broadcast_frames = "matrix" in per_sample and is_per_frame(per_sample["matrix"]) and not layout.startswith("F")
+    op.sequence = layout if layout.startswith("F") else ""
     return add_node(op, [data], per_sample, device=device)[0]

@@ -88,6 +88,20 @@ def test_reader_samples_batches_and_its_rules(image_root: Path) -> None:
         iter(ndd.readers.file(file_root=str(image_root)))
 
 
+def test_calling_a_reader_gives_the_next_sample_on_into_the_next_epoch(image_root: Path) -> None:
+    """DALI's direct call (``encoded, label = reader()``, as in its audio decoder tutorial): one sample per call,
+    the epoch's order, then the next epoch's; ``reader(batch_size=n)`` gives batches."""
+    epoch = [(np.asarray(j).tobytes(), int(lab.item())) for j, lab in ndd.readers.File(file_root=image_root).next_epoch()]
+    reader = ndd.readers.File(file_root=image_root)
+    calls = [reader() for _ in range(8)]
+    assert all(isinstance(j, ndd.Tensor) for j, _ in calls)
+    assert [(np.asarray(j).tobytes(), int(lab.item())) for j, lab in calls] == epoch + epoch[:2]
+    with pytest.raises(sf.PipelineDefinitionError, match="keeps its batch size"):
+        reader(batch_size=2)
+    batches = ndd.readers.File(file_root=image_root)
+    assert [batches(batch_size=4)[0].batch_size for _ in range(3)] == [4, 2, 4]
+
+
 def test_reader_batches_feed_dynamic_operators_with_their_sample_ids(image_root: Path) -> None:
     """A crop of reader batches draws for the reader's samples: the pipeline's values, batch after batch."""
     @sf.pipeline_def(batch_size=4, num_threads=2, seed=8)

@@ -49,3 +49,25 @@ from detection_gpu import check_recorded_on_gpu
                                   "coord_transform_3d_to_2d", "coord_transform_uint8", "coord_transform_per_sample_mt"])
 def test_gpu_matches_cpu_and_dali(kernel_ctx, case: str) -> None:
     check_recorded_on_gpu(kernel_ctx, case)
+
+
+def test_per_frame_points_take_per_frame_matrices() -> None:
+    """DALI 2.4: points given per frame (fn.per_frame) are transformed frame by frame, by per-frame matrices
+    (transforms with per-frame arguments, combined) or the sample's."""
+    from helpers import run_sequences
+
+    points = [np.tile(np.float32([[10, 10], [54, 10], [32, 40]]), (3, 1, 1))] * 2
+    angles = [np.float32([0, 30, 90]), np.float32([-45, 10, 20])]
+
+    def build(x, a):  # type: ignore[no-untyped-def]
+        mt = fn.transforms.combine(fn.transforms.rotation(angle=fn.per_frame(a), center=[32, 24]),
+                                   fn.transforms.translation(offset=[2, -3]))
+        return fn.coord_transform(x, MT=mt), fn.coord_transform(x, MT=fn.transforms.translation(offset=[1, 1]))
+
+    moved, shifted = run_sequences(points, build, layout="FNC", a=angles)
+    for pts, ang, got in zip(points, angles, moved):
+        for f in range(3):
+            (want,) = run_arrays([pts[f]], lambda x, v=float(ang[f]): fn.coord_transform(x, MT=fn.transforms.combine(
+                fn.transforms.rotation(angle=v, center=[32, 24]), fn.transforms.translation(offset=[2, -3]))))
+            np.testing.assert_array_equal(got[f], want[0])
+    np.testing.assert_array_equal(shifted[0], points[0] + 1)

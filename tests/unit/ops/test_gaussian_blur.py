@@ -109,3 +109,37 @@ def test_gpu_layouts_and_photo(kernel_ctx, photo) -> None:
         assert_same_outputs(gpu, cpu, f"gaussian_blur {op.layout(0)}")
     gpu, gf = run_gpu_impl(kernel_ctx, GaussianBlur(1.0), [np.zeros((4, 4), np.int32)])
     assert "supports uint8, uint16, int16, float32; got int32" in str(gf[0])
+
+
+def test_per_frame_sigma_blurs_each_frame_with_its_own() -> None:
+    """DALI takes ``sigma`` per frame (``fn.per_frame``) on sequences (its video per-frame arguments tutorial):
+    frame f is blurred with sigma[f]; a per-sample sigma still blurs every frame alike."""
+    from helpers import run_sequences
+
+    rng = np.random.default_rng(11)
+    seqs = [rng.integers(0, 256, (3, 12, 10, 3), dtype=np.uint8) for _ in range(2)]
+    sigmas = [np.float32([0.5, 1.5, 3.0]), np.float32([2.0, 1.0, 0.7])]
+    (out,) = run_sequences(seqs, lambda x, s: fn.gaussian_blur(x, sigma=fn.per_frame(s)), s=sigmas)
+    for seq, sig, got in zip(seqs, sigmas, out):
+        assert got.shape == seq.shape
+        for f in range(3):
+            (want,) = run_arrays([seq[f]], lambda x, v=float(sig[f]): fn.gaussian_blur(x, sigma=v))
+            np.testing.assert_array_equal(got[f], want[0])
+    with pytest.raises(sf.PipelineError, match="per-frame argument sigma has 2 values for a sequence of 3"):
+        run_sequences(seqs, lambda x, s: fn.gaussian_blur(x, sigma=fn.per_frame(s)), s=[np.float32([1, 2])] * 2)
+
+
+def test_dynamic_mode_per_frame_batches_are_per_frame_arguments() -> None:
+    """DALI's rule: an argument whose layout starts with F is per frame; in dynamic mode ``ndd.per_frame(batch)``
+    marks it so (its per-frame tutorial in dynamic mode)."""
+    from helpers import run_sequences
+
+    import streamflow.experimental.dynamic as ndd
+
+    rng = np.random.default_rng(15)
+    seqs = [rng.integers(0, 256, (3, 9, 8, 3), dtype=np.uint8) for _ in range(2)]
+    sigmas = [np.float32([0.5, 1.5, 3.0])] * 2
+    (want,) = run_sequences(seqs, lambda x, s: fn.gaussian_blur(x, sigma=fn.per_frame(s)), s=sigmas)
+    got = ndd.gaussian_blur(ndd.as_batch(seqs, layout="FHWC"), sigma=ndd.per_frame(ndd.as_batch(sigmas)))
+    for w, g in zip(want, np.asarray(ndd.as_tensor(got))):
+        np.testing.assert_array_equal(g, w)

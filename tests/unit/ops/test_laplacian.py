@@ -66,3 +66,19 @@ def test_errors() -> None:
     chunk = make_chunk([np.zeros((5, 5), np.uint8)], {"window_size": [np.array([3, 5, 7], np.int32)]})
     Laplacian().run(chunk)
     assert "window_size must have 1 value or 2" in str(chunk.failures[0])
+
+
+def test_per_frame_scale_filters_each_frame_with_its_own() -> None:
+    """DALI takes ``scale`` per frame (``fn.per_frame``) on sequences: frame f is filtered with scale[f]."""
+    from helpers import run_sequences
+
+    rng = np.random.default_rng(12)
+    seqs = [rng.integers(0, 256, (3, 11, 9, 3), dtype=np.uint8) for _ in range(2)]
+    scales = [np.float32([0.2, 1.0, 2.5]), np.float32([1.5, 0.5, 0.1])]
+    (out,) = run_sequences(seqs, lambda x, s: fn.laplacian(x, window_size=5, scale=fn.per_frame(s),
+                                                           dtype=sf.types.FLOAT), s=scales)
+    for seq, sc, got in zip(seqs, scales, out):
+        for f in range(3):
+            (want,) = run_arrays([seq[f]], lambda x, v=float(sc[f]): fn.laplacian(x, window_size=5, scale=v,
+                                                                                   dtype=sf.types.FLOAT))
+            np.testing.assert_array_equal(got[f], want[0])

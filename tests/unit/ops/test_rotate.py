@@ -164,3 +164,46 @@ def test_gpu_rotate_equals_cpu(kernel_ctx, grid, photo, interp) -> None:
         cpu, cf = run_cpu_op(op, images, {"angle": angles})
         assert not gf and not cf
         assert_same_outputs(gpu, cpu, f"rotate {interp} keep_size={op.keep_size} size={op.size}")
+
+
+def test_sequences_rotate_frame_by_frame_on_one_canvas() -> None:
+    """DALI 2.4 rotates FHWC sequences frame by frame (it used to be read as a volume here): a per-sample angle
+    turns every frame alike; per-frame angles (fn.per_frame) share one canvas, the largest height and width of
+    the frames' canvases (DALI measured: 48x64 frames at 10 and 80 degrees -> 72x72; -30..45 -> 80x80)."""
+    from helpers import run_arrays, run_sequences
+
+    rng = np.random.default_rng(13)
+    seqs = [rng.integers(0, 256, (3, 48, 64, 3), dtype=np.uint8) for _ in range(2)]
+    angles = [np.float32([10, 80, 0]), np.float32([-30, 45, 15])]
+    per_frame, same, kept = run_sequences(
+        seqs, lambda x, a: (fn.rotate(x, angle=fn.per_frame(a), fill_value=0), fn.rotate(x, angle=30.0),
+                            fn.rotate(x, angle=fn.per_frame(a), keep_size=True)), a=angles)
+    assert [o.shape for o in per_frame] == [(3, 72, 72, 3), (3, 80, 80, 3)]
+    assert [o.shape for o in same] == [(3, 74, 80, 3)] * 2 and kept[0].shape == (3, 48, 64, 3)
+    for seq, ang, got in zip(seqs, angles, per_frame):
+        size = got.shape[1:3]
+        for f in range(3):
+            m = rotation_matrix((48, 64), size, float(ang[f]))
+            np.testing.assert_array_equal(got[f], warp_affine_image(seq[f], m, size, fill_value=np.float32([0])))
+    (single,) = run_arrays([seqs[0][1]], lambda x: fn.rotate(x, angle=30.0))
+    np.testing.assert_array_equal(same[0][1], single[0])
+    with pytest.raises(sf.PipelineError, match="2 angles for a sequence of 3 frames"):
+        run_sequences(seqs, lambda x, a: fn.rotate(x, angle=a), a=[np.float32([1, 2])] * 2)
+
+
+def test_gpu_sequences_equal_cpu(kernel_ctx) -> None:
+    """Sequences on the GPU: every frame in the same launch, bit-identical to the CPU's frame-by-frame rotation
+    (per-frame angles on one canvas, a per-sample angle) and to its errors."""
+    rng = np.random.default_rng(16)
+    seqs = [rng.integers(0, 256, (3, 12, 17, 3), dtype=np.uint8), rng.integers(0, 256, (2, 9, 8), dtype=np.uint8)]
+    for angles in ([np.float32([10, 80, -20]), np.float32([30, 5])], [np.float32(12.5), np.float32(-90)]):
+        op = Rotate(fill_value=0)
+        op.sequence = "FHWC"
+        gpu, gf = run_gpu_impl(kernel_ctx, op, seqs, {"angle": angles})
+        cpu, cf = run_cpu_op(op, seqs, {"angle": angles})
+        assert not gf and not cf
+        assert_same_outputs(gpu, cpu, "rotate sequences")
+    op = Rotate(fill_value=0)
+    op.sequence = "FHWC"
+    _, failures = run_gpu_impl(kernel_ctx, op, seqs, {"angle": [np.float32([1, 2]), np.float32([1, 2, 3])]})
+    assert set(failures) == {0, 1}

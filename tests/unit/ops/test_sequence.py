@@ -168,11 +168,16 @@ from streamflow.ops.flip import Flip
 from streamflow.ops.sequence import FrameWise
 
 
-@pytest.mark.parametrize("inner", ["flip", "crop"])
+@pytest.mark.parametrize("inner", ["flip", "crop", "gaussian_blur"])
 def test_gpu_frame_wise_equals_cpu(kernel_ctx, inner: str) -> None:
     rng = np.random.default_rng(3)
     seqs = [rng.integers(0, 256, (int(rng.integers(1, 5)), 17, 23, 3), dtype=np.uint8) for _ in range(4)]
-    if inner == "flip":
+    if inner == "gaussian_blur":  # a per-frame sigma (fn.per_frame), as DALI's per-frame tutorial gives it
+        from streamflow.ops.gaussian_blur import GaussianBlur
+
+        op = FrameWise(GaussianBlur(layout="HWC"), frozenset({"sigma"}))
+        args = {"sigma": [(rng.random(len(s)) * 2 + 0.5).astype(np.float32) for s in seqs]}
+    elif inner == "flip":
         op = FrameWise(Flip(), frozenset({"horizontal"}))
         args = {"horizontal": [rng.integers(0, 2, len(s)).astype(np.int32) for s in seqs]}
     else:

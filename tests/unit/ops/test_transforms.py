@@ -107,3 +107,24 @@ def test_per_frame_arguments_give_one_matrix_per_frame() -> None:
         frames, one = (np.asarray(t.at(0)) for t in p.run())
     assert frames.shape == (3, 2, 3) and frames.dtype == np.float32
     np.testing.assert_array_equal(frames[1], one)
+
+
+def test_combine_broadcasts_a_matrix_over_per_frame_matrices() -> None:
+    """DALI 2.4: combining per-frame matrices (transforms given fn.per_frame arguments) with a single matrix
+    applies the single one to every frame (was 'every input must be a ... matrix of the same size')."""
+    angles = [np.float32([0, 30, 90])]
+
+    (per_frame, single) = run_arrays(
+        [np.zeros(1, np.float32)],
+        lambda _, a: (fn.transforms.combine(fn.transforms.rotation(angle=fn.per_frame(a)),
+                                            fn.transforms.translation(offset=[2, -3])),
+                      fn.transforms.translation(offset=[2, -3])), a=angles)
+    assert per_frame[0].shape == (3, 2, 3)
+    for f, angle in enumerate(angles[0]):
+        (want,) = run_arrays([np.zeros(1, np.float32)], lambda _, v=float(angle): fn.transforms.combine(
+            fn.transforms.rotation(angle=v), fn.transforms.translation(offset=[2, -3])))
+        np.testing.assert_array_equal(per_frame[0][f], want[0])
+    with pytest.raises(PipelineError, match="different numbers of frames"):
+        run_arrays([np.zeros(1, np.float32)], lambda _, a, b: fn.transforms.combine(
+            fn.transforms.rotation(angle=fn.per_frame(a)), fn.transforms.rotation(angle=fn.per_frame(b))),
+            a=angles, b=[np.float32([1, 2])])

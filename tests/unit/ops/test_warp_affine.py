@@ -142,3 +142,26 @@ def test_per_frame_matrices_make_a_sequence_of_an_image() -> None:
     assert seq.layout == "FHWC" and np.asarray(seq.at(0)).shape == (2, 4, 6, 3)
     np.testing.assert_array_equal(np.asarray(seq.at(0))[1], np.asarray(single.at(0)))
     np.testing.assert_array_equal(np.asarray(seq.at(0))[0], image[3:7, 2:8])
+
+
+def test_sequences_warp_frame_by_frame() -> None:
+    """DALI 2.4 warps FHWC sequences frame by frame: one matrix for every frame, or one per frame (fn.per_frame,
+    per-frame transforms), with inverse_map=False too."""
+    from helpers import run_arrays, run_sequences
+
+    rng = np.random.default_rng(14)
+    seqs = [rng.integers(0, 256, (3, 20, 24, 3), dtype=np.uint8) for _ in range(2)]
+    mats = [np.float32([[[1, 0.1, 2], [0, 1, -1]], [[0.9, 0, 0], [0.2, 1.1, 3]], [[1, 0, 0], [0, 1, 0]]])] * 2
+    per_frame, single = run_sequences(
+        seqs, lambda x, m: (fn.warp_affine(x, matrix=fn.per_frame(m), fill_value=0, inverse_map=False),
+                            fn.warp_affine(x, matrix=[1, 0, 1.5, 0, 1, 0.5], fill_value=0)), m=mats)
+    for seq, got, same in zip(seqs, per_frame, single):
+        assert got.shape == seq.shape
+        for f in range(3):
+            (want,) = run_arrays([seq[f]], lambda x, m=mats[0][f]: fn.warp_affine(x, matrix=m.reshape(-1).tolist(),
+                                                                                   fill_value=0, inverse_map=False))
+            np.testing.assert_array_equal(got[f], want[0])
+            (want,) = run_arrays([seq[f]], lambda x: fn.warp_affine(x, matrix=[1, 0, 1.5, 0, 1, 0.5], fill_value=0))
+            np.testing.assert_array_equal(same[f], want[0])
+    with pytest.raises(sf.PipelineError, match="needs one 2x3 matrix or one per frame"):
+        run_sequences(seqs, lambda x, m: fn.warp_affine(x, matrix=fn.per_frame(m)), m=[m[:2] for m in mats])
