@@ -320,10 +320,38 @@ def multigpu(dali: Any, fn: Any, types: Any) -> dict[str, Any]:
     return out
 
 
+# ------------------------------------------------------------- use_cases/pytorch/efficientnet (validation)
+
+MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]
+STD = [0.229 * 255, 0.224 * 255, 0.225 * 255]
+
+
+def efficientnet_validation(dali: Any, fn: Any, types: Any) -> dict[str, Any]:
+    """The EfficientNet example's evaluation pipeline fed by name: ``external_source(name=..., no_copy=True)``
+    of int8-encoded paths, ``io.file.read``, ``resize(resize_shorter, antialias=False)``,
+    ``crop_mirror_normalize`` to float CHW; ``pipeline_def`` from ``pipeline.experimental``; ``feed_input``."""
+    pipeline_def = importlib.import_module(dali.__name__ + ".pipeline.experimental").pipeline_def
+
+    @pipeline_def
+    def validation(size: int, crop: int) -> Any:
+        paths = fn.external_source(name="images", no_copy=True)
+        images = fn.decoders.image(fn.io.file.read(paths), device="cpu", output_type=types.RGB)
+        images = fn.resize(images, resize_shorter=size, interp_type=types.INTERP_LINEAR, antialias=False)
+        return fn.crop_mirror_normalize(images, dtype=types.FLOAT, output_layout="CHW", crop=(crop, crop),
+                                        mean=MEAN, std=STD)
+
+    pipe = validation(40, 32, batch_size=4, num_threads=1, device_id=None)
+    pipe.build()
+    pipe.feed_input("images", [np.frombuffer(p.encode(), dtype=np.int8) for p in FILES])
+    (out,) = pipe.run()
+    return {"normalized": out.as_array(), "layout": str(out.layout())}
+
+
 PIPELINE_CASES = {
     "python_operator": python_operator,
     "numba_function": numba_function,
     "conditionals": conditionals,
     "conditionals_autoaugment": conditionals_autoaugment,
     "multigpu": multigpu,
+    "efficientnet_validation": efficientnet_validation,
 }
