@@ -225,6 +225,29 @@ def test_multigpu_device_ids_without_a_gpu(tmp_path: Path) -> None:
     assert len({s for shard in seen for s in shard}) == 4  # the two shards read different files
 
 
+def test_multigpu_device_id_1_without_a_gpu_names_the_fix() -> None:
+    """The tutorial's ``device_id=1`` on a machine without that GPU: a clear error that suggests "auto"."""
+    from streamflow.backend import gpu_count
+    from streamflow.errors import DeviceUnavailableError
+
+    if gpu_count() > 1:
+        pytest.skip("this machine has GPU 1")
+    ops = __import__("streamflow.ops", fromlist=["readers"])
+
+    class OnGpu1(Pipeline):
+        def __init__(self) -> None:
+            super().__init__(batch_size=2, num_threads=1, device_id=1)
+            self.input = ops.readers.File(files=list(cases.FILES), random_shuffle=False)
+            self.decode = ops.decoders.Image(device="mixed", output_type=types.RGB)
+
+        def define_graph(self) -> Any:
+            jpegs, labels = self.input()
+            return self.decode(jpegs), labels
+
+    with pytest.raises(DeviceUnavailableError, match="GPU 1.*device_id='auto'"):
+        OnGpu1().build()
+
+
 # --- use_cases/pytorch/efficientnet ---------------------------------------------------------------
 def test_efficientnet_validation_pipeline() -> None:
     """EfficientNet's evaluation pipeline fed by name (feed_input) with int8-encoded paths, io.file.read,
