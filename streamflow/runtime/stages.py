@@ -415,9 +415,12 @@ def _run_isolated(node: OpNode, chunk: Chunk) -> list[list[Any]]:
     try:
         outputs = node.op.run(chunk)
     except Exception as whole_error:
-        if len(chunk) == 1:
-            chunk.fail(0, whole_error)
-            return [[None] for _ in node.outputs]
+        if len(chunk) == 1 or node.op.whole_batch:
+            # a whole-batch step (python_function(batch_processing=True)...) must not be rerun on single
+            # samples: its result depends on the batch, so every row fails with the batch's error
+            for row in range(len(chunk)):
+                chunk.fail(row, whole_error)
+            return [[None] * len(chunk) for _ in node.outputs]
         outputs = [[None] * len(chunk) for _ in node.outputs]
         for row in range(len(chunk)):
             single = Chunk(

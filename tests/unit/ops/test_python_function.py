@@ -127,6 +127,22 @@ def test_dlpack_step_returning_capsules() -> None:
     np.testing.assert_array_equal(b[0], images[0].astype(np.int64))
 
 
+def test_batch_processing_failure_is_not_retried_sample_by_sample() -> None:
+    """A whole-batch function that fails on the batch fails it: rerunning it on single samples (how failing
+    rows are found for per-sample steps) would give results computed on one-sample batches."""
+    calls: list[int] = []
+
+    def stacked_mean(samples):  # type: ignore[no-untyped-def]
+        calls.append(len(samples))
+        mean = np.stack(samples).mean(axis=0)  # fails on samples of different shapes
+        return [s - mean for s in samples]
+
+    data = [np.zeros(2, np.float32), np.zeros(3, np.float32)]
+    with pytest.raises(sf.PipelineError, match="stacked_mean raised ValueError"):
+        run_arrays(data, lambda x: fn.python_function(x, function=stacked_mean, batch_processing=True))
+    assert 1 not in calls
+
+
 def test_argument_errors() -> None:
     src = fn.external_source([[np.zeros(1)]])
     with pytest.raises(sf.PipelineDefinitionError, match="give the function"):
