@@ -173,11 +173,36 @@ def test_numba_function_from_fn_experimental_and_errors() -> None:
 
 
 # --- custom_operations/jax_operator_basic ---------------------------------------------------------
-def test_jax_operator_plugin_path() -> None:
-    """jax_operator_basic imports ``jax_function`` from ``nvidia.dali.plugin.jax.fn``: without it in
-    streamflow, the import fails with a clear ImportError (not a silent wrong result)."""
-    with pytest.raises(ImportError):
-        from streamflow.plugin.jax.fn import jax_function  # type: ignore[import-not-found]  # noqa: F401
+def test_jax_operator_basic() -> None:
+    """jax_operator_basic: ``from ...plugin.jax.fn import jax_function``; ``@jax_function`` on a function of
+    an NHWC jax.Array batch (a flip by indexing), and stacked on ``@jax.jit @jax.vmap`` per-sample code;
+    images from readers.file + decoders.image(device="mixed") + resize(size=...), device_id="auto"."""
+    jax = pytest.importorskip("jax")
+    from streamflow.plugin.jax.fn import jax_function
+
+    @jax_function
+    def horz_flip(images: Any) -> Any:
+        return images[:, :, ::-1, :]
+
+    @jax_function
+    @jax.jit
+    @jax.vmap
+    def vert_flip(image: Any) -> Any:
+        return image[::-1, :, :]
+
+    @pipeline_def(batch_size=4, num_threads=1, device_id="auto")
+    def flips():  # type: ignore[no-untyped-def]
+        jpegs, labels = fn.readers.file(files=list(cases.FILES), name="image_reader")
+        images = fn.resize(fn.decoders.image(jpegs, device="mixed"), size=(30, 20))
+        return images, horz_flip(images), vert_flip(images), labels
+
+    with pytest.warns(UserWarning):
+        pipe = flips()
+        pipe.build()
+    images, horz, vert, _ = (o.as_cpu().as_array() for o in pipe.run())
+    assert images.shape == (4, 30, 20, 3)
+    np.testing.assert_array_equal(horz, images[:, :, ::-1])
+    np.testing.assert_array_equal(vert, images[:, ::-1])
 
 
 # --- general/conditionals -----------------------------------------------------------------------
