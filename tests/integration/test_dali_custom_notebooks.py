@@ -211,6 +211,39 @@ def test_conditionals() -> None:
     check("conditionals")
 
 
+def test_conditionals_trace_both_branches_only_for_data_conditions(capsys: pytest.CaptureFixture[str]) -> None:
+    """conditionals' "Python statements and tracing": an ``if`` on a DataNode traces both branches (each print
+    runs once, at definition), an ``if`` on a Python value only the branch it takes."""
+    import random
+
+    from streamflow.types import DALIDataType
+
+    def define(python_condition: bool):  # type: ignore[no-untyped-def]
+        @pipeline_def(enable_conditionals=True, batch_size=4, num_threads=1, device_id=None, seed=42)
+        def pipe():  # type: ignore[no-untyped-def]
+            images = cases.photos(fn, types, files=cases.FILES, crop=(8, 8))
+            flag = fn.random.coin_flip(dtype=DALIDataType.BOOL)
+            if (random.choice([True]) if python_condition else flag):
+                print("Tracing True branch")
+                result = fn.cast(images + 10, dtype=types.UINT8)  # DALI runs only branches of one type
+            else:
+                print("Tracing False branch")
+                result = images
+            return result, flag, images
+
+        return pipe()
+
+    data_pipe = define(False)
+    assert capsys.readouterr().out.split("\n")[:2] == ["Tracing True branch", "Tracing False branch"]
+    define(True)
+    assert capsys.readouterr().out == "Tracing True branch\n"
+    result, flags, images = data_pipe.run()
+    for i in range(4):
+        plus = bool(np.asarray(flags.at(i)))
+        want = np.minimum(images.at(i).astype(np.int64) + (10 if plus else 0), 255)  # cast saturates
+        np.testing.assert_array_equal(np.asarray(result.at(i)).astype(np.int64), want)
+
+
 def test_conditionals_autoaugment() -> None:
     """conditionals-autoaugment: closures with ``if rand < p``, ``for i in range(n): if policy_id == i``,
     experimental.pipeline_def, warp_affine(inverse_map=False) of transforms.shear/translation, rotate,
