@@ -208,7 +208,12 @@ class DebugPipeline:
     # --- one batch ------------------------------------------------------------------------
     def _run(self, run: _Run) -> tuple[DataNode, ...]:
         with node_hook(run):
-            result = self._definition(*self._args, **self._kwargs)
+            if getattr(self._settings, "enable_conditionals", False):  # `if` on data, as when tracing
+                from ..autograph import trace
+
+                result = trace(self._definition, *self._args, **self._kwargs)
+            else:
+                result = self._definition(*self._args, **self._kwargs)
         outputs = tuple(result) if isinstance(result, (tuple, list)) else (result,)
         for i, out in enumerate(outputs):
             if not isinstance(out, EagerNode) or out.value is None:

@@ -36,11 +36,11 @@ def _path(sample: Any) -> str:
     if isinstance(sample, (bytes, bytearray)):
         return bytes(sample).decode("utf-8", "surrogateescape")
     array = np.asarray(sample)
-    if array.dtype == np.uint8 and array.ndim == 1:
+    if array.dtype in (np.uint8, np.int8) and array.ndim == 1:  # DALI takes INT8 bytes too
         return array.tobytes().decode("utf-8", "surrogateescape")
     if array.dtype.kind in "US" and array.ndim == 0:
         return str(array.item() if array.dtype.kind == "U" else array.item().decode())
-    raise ReadError(f"io.file.read expects a file path as a 1-D uint8 array (UTF-8 bytes), got {array.dtype} "
+    raise ReadError(f"io.file.read expects a file path as a 1-D uint8 or int8 array (UTF-8 bytes), got {array.dtype} "
                     f"of shape {array.shape}; encode with np.frombuffer(path.encode(), np.uint8)")
 
 

@@ -51,6 +51,19 @@ class _SharedLoop:
 _ASYNC = _SharedLoop()
 
 
+class _Capsule:
+    """A bare DLPack capsule (``torch.utils.dlpack.to_dlpack``) as the object ``np.from_dlpack`` takes."""
+
+    def __init__(self, capsule: Any) -> None:
+        self._capsule = capsule
+
+    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._capsule
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (1, 0)  # kDLCPU: the CPU pipeline's data
+
+
 class PythonFunction(Operator):
     """Calls a user function per sample (or per batch) on the worker threads."""
 
@@ -95,6 +108,8 @@ class PythonFunction(Operator):
             return value.detach().cpu().numpy()
         if self.convert == "dlpack" and not isinstance(value, np.ndarray) and hasattr(value, "__dlpack__"):
             return np.from_dlpack(value)
+        if self.convert == "dlpack" and type(value).__name__ == "PyCapsule":
+            return np.from_dlpack(_Capsule(value))  # DALI's functions return to_dlpack() capsules
         arr = np.asarray(value)
         if arr.dtype == object:
             raise SampleError(f"{self.op_label} {self._label} returned {type(value).__name__}, not an array")

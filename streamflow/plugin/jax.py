@@ -64,3 +64,15 @@ class ClassificationIterator(GenericIterator):
 
 #: DALI's name (``from nvidia.dali.plugin.jax import DALIGenericIterator``).
 DALIGenericIterator = GenericIterator
+
+
+def _register_fn_module() -> None:
+    """``streamflow.plugin.jax.fn`` (DALI's ``plugin.jax.fn.jax_function``) while this module is not a package."""
+    import sys
+
+    from . import jax_fn
+
+    sys.modules[__name__ + ".fn"] = jax_fn
+
+
+_register_fn_module()

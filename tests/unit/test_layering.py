@@ -25,6 +25,7 @@ LAYERS: dict[str, int] = {
     "streamflow.distributed": 0,
     "streamflow.sharding": 0,
     "streamflow.tensor": 0,
+    "streamflow.tensors": 0,  # DALI's nvidia.dali.tensors (isinstance checks)
     "streamflow.stats": 0,
     "streamflow._native": 0,
     "streamflow.tfrecord": 0,

@@ -54,3 +54,19 @@ def test_backend_tensor_list_classes_for_isinstance() -> None:
     cpu = TensorList(np.zeros((2, 3), np.uint8))
     assert isinstance(cpu, backend.TensorListCPU) and not isinstance(cpu, backend.TensorListGPU)
     assert not isinstance(np.zeros(3), backend.TensorListCPU)
+
+
+def test_dali_tensors_module_isinstance_checks() -> None:
+    """``from nvidia.dali import tensors``: a pipeline output's samples are ``TensorCPU``s, the output a
+    ``TensorListCPU`` (DALI code branching on them runs unchanged)."""
+    from streamflow import tensors
+
+    out = TensorList([np.zeros((2, 2), np.uint8), np.ones((3, 2), np.uint8)])
+    assert isinstance(out, tensors.TensorListCPU) and not isinstance(out, tensors.TensorListGPU)
+    assert all(isinstance(s, tensors.TensorCPU) and not isinstance(s, tensors.TensorGPU) for s in out)
+    assert isinstance(out[1], tensors.TensorCPU) and not isinstance([1], tensors.TensorCPU)
+
+    class FakeDeviceArray:
+        __cuda_array_interface__: dict = {}
+
+    assert isinstance(FakeDeviceArray(), tensors.TensorGPU) and not isinstance(FakeDeviceArray(), tensors.TensorCPU)

@@ -16,6 +16,7 @@ from ...ops.equalize import equalize
 from ...ops.filter import filter
 from ...ops.median_blur import median_blur
 from ...ops.morphology import dilate, erode
+from ...ops.numba_function import numba_function
 from ...ops.peek_image_shape import peek_image_shape
 from ...ops.resize import resize
 from ...ops.tensor_resize import tensor_resize
@@ -23,5 +24,5 @@ from ...ops.warp_perspective import remap, warp_perspective
 from . import decoders, readers
 
 __all__ = ["audio_resample", "debayer", "decoders", "dilate", "equalize", "erode", "filter", "inflate",
-           "median_blur", "peek_image_shape", "readers", "remap", "resize", "tensor_resize",
+           "median_blur", "numba_function", "peek_image_shape", "readers", "remap", "resize", "tensor_resize",
            "warp_perspective"]

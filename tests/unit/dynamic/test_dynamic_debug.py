@@ -166,3 +166,30 @@ def test_printing_a_debug_node_shows_its_values(image_root: Path, capsys: pytest
         (labels,) = pipe.run()
     printed = capsys.readouterr().out
     assert "EagerNode('readers.file" in printed and f"[{int(labels.at(1)[0])}]" in printed
+
+
+def test_conditionals_in_debug_mode_equal_the_pipeline(image_root: Path) -> None:
+    """``enable_conditionals`` with ``debug=True``: ``if`` on data runs (it was "has no truth value"), and the
+    batches equal the traced pipeline's."""
+
+    def define():  # type: ignore[no-untyped-def]
+        jpegs, _ = fn.readers.file(file_root=str(image_root))
+        images = fn.resize(fn.decoders.image(jpegs), size=(12, 12))
+        do_rotate = fn.random.coin_flip(probability=0.5, dtype=sf.types.BOOL)
+        if do_rotate:
+            images = fn.rotate(images, angle=fn.random.uniform(range=(10, 30)), fill_value=0, keep_size=True)
+        else:
+            images = fn.flip(images)
+        return images, do_rotate
+
+    settings = dict(enable_conditionals=True, batch_size=4, num_threads=2, seed=5)
+    plain = sf.pipeline_def(define, **settings)()
+    debug = sf.pipeline_def(define, **settings)(debug=True)
+    with plain, debug:
+        flags = []
+        for _ in range(3):
+            want, got = plain.run(), debug.run()
+            for wc, gc in zip(want, got, strict=True):
+                np.testing.assert_array_equal(gc.as_array(), wc.as_array())
+            flags += list(np.asarray(want[1].as_array()).ravel())
+        assert any(flags) and not all(flags)  # both branches ran

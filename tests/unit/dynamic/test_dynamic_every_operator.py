@@ -505,6 +505,19 @@ def _video_resize(tmp: Path) -> dict[str, Any]:
 FRAMES = [np.stack([w[i:i + 64] for i in range(0, 64 * 5, 64)]) for w in WAVES]  # (5, 64) windows
 
 
+def _numba_double(out0: Any, in0: Any) -> None:
+    for i in range(in0.shape[0]):
+        for j in range(in0.shape[1]):
+            out0[i, j] = in0[i, j] * 2
+
+
+CASES.update({
+    "experimental.numba_function": Case([FLOATS], {"run_fn": _numba_double, "out_types": ["float32"],
+                                                   "in_types": ["float32"], "outs_ndim": [2], "ins_ndim": [2]},
+                                        needs=("numba",)),
+})
+
+
 CASES.update({
     "batch_permutation": Case(kwargs={"no_fixed_points": True}, batch_size=5),
     "cast_like": Case([[f * 40 for f in FLOATS], LABELS]),

@@ -322,3 +322,20 @@ def test_do_not_convert_leaves_a_function_as_written() -> None:
     with pipe() as p:
         (y,) = p.run()
     assert np.asarray(y.as_array()).ravel().tolist() == [30, -4]
+
+
+def test_branches_of_different_types_are_refused_as_in_dali() -> None:
+    """DALI refuses an `if` whose branches give different types (uint8 + 10 is int32): a batch has one type."""
+
+    @sf.pipeline_def(enable_conditionals=True, batch_size=4, num_threads=1, seed=1)
+    def pipe():  # type: ignore[no-untyped-def]
+        images = fn.external_source(lambda: [np.full((2, 2), 250, np.uint8)] * 4)
+        flag = fn.external_source(lambda: [np.array(i % 2 == 0) for i in range(4)])
+        if flag:
+            result = images + 10
+        else:
+            result = images
+        return result
+
+    with pipe() as p, pytest.raises(PipelineError, match=r"different types \(int32, uint8\)"):
+        p.run()

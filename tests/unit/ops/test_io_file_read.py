@@ -32,6 +32,19 @@ def test_reads_the_named_files() -> None:
         assert data.at(i).dtype == np.uint8 and data.at(i).tobytes() == Path(p).read_bytes()
 
 
+def test_int8_paths_as_dalis_examples_encode_them() -> None:
+    """DALI's examples encode paths with np.frombuffer(path.encode(), dtype=np.int8); DALI reads those too."""
+    path = str(GOOD_JPEGS[0])
+
+    @sf.pipeline_def(batch_size=1, num_threads=1, seed=1)
+    def pipe():
+        return fn.io.file.read(fn.external_source([[np.frombuffer(path.encode(), dtype=np.int8)]]))
+
+    with pipe() as p:
+        (data,) = p.run()
+    assert data.at(0).tobytes() == Path(path).read_bytes()
+
+
 def test_missing_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(sf.PipelineError, match=r"nope.bin.*file not found"):
         run([str(GOOD_JPEGS[0]), str(tmp_path / "nope.bin")])
@@ -42,7 +55,7 @@ def test_wrong_input_type_is_refused() -> None:
     def pipe():
         return fn.io.file.read(fn.external_source([[np.zeros((2, 2), np.float32)]]))
 
-    with pipe() as p, pytest.raises(sf.PipelineError, match="expects a file path as a 1-D uint8 array"):
+    with pipe() as p, pytest.raises(sf.PipelineError, match="expects a file path as a 1-D uint8 or int8 array"):
         p.run()
     with pytest.raises(sf.PipelineDefinitionError, match="io.file.read: filepaths must be per-sample data"):
         fn.io.file.read("x.jpg")  # type: ignore[arg-type]

@@ -111,6 +111,38 @@ def test_torch_and_dlpack_steps() -> None:
     np.testing.assert_array_equal(b[0], images[0] * 2)
 
 
+def test_dlpack_step_returning_capsules() -> None:
+    """DALI's dl_tensor_python_function functions return DLPack capsules (torch.utils.dlpack.to_dlpack)."""
+    torch = pytest.importorskip("torch")
+    from torch.utils import dlpack
+
+    def as_capsules(x, y):  # type: ignore[no-untyped-def]
+        t = dlpack.from_dlpack(x)
+        return dlpack.to_dlpack(t + 1), dlpack.to_dlpack(dlpack.from_dlpack(y).to(torch.int64))
+
+    images = [np.arange(6, dtype=np.float32).reshape(3, 2), np.ones((2, 2), np.float32)]
+    a, b = run_arrays(images, lambda x: fn.dl_tensor_python_function(x, x, function=as_capsules, num_outputs=2))
+    np.testing.assert_array_equal(a[1], images[1] + 1)
+    assert b[0].dtype == np.int64
+    np.testing.assert_array_equal(b[0], images[0].astype(np.int64))
+
+
+def test_batch_processing_failure_is_not_retried_sample_by_sample() -> None:
+    """A whole-batch function that fails on the batch fails it: rerunning it on single samples (how failing
+    rows are found for per-sample steps) would give results computed on one-sample batches."""
+    calls: list[int] = []
+
+    def stacked_mean(samples):  # type: ignore[no-untyped-def]
+        calls.append(len(samples))
+        mean = np.stack(samples).mean(axis=0)  # fails on samples of different shapes
+        return [s - mean for s in samples]
+
+    data = [np.zeros(2, np.float32), np.zeros(3, np.float32)]
+    with pytest.raises(sf.PipelineError, match="stacked_mean raised ValueError"):
+        run_arrays(data, lambda x: fn.python_function(x, function=stacked_mean, batch_processing=True))
+    assert 1 not in calls
+
+
 def test_argument_errors() -> None:
     src = fn.external_source([[np.zeros(1)]])
     with pytest.raises(sf.PipelineDefinitionError, match="give the function"):
