@@ -67,18 +67,6 @@ def frame_hashes(sequence: Any) -> str:
     return " ".join(digest(f) for f in seq)
 
 
-def flatten(result: dict[str, Any]) -> dict[str, np.ndarray]:
-    """``{name: value}`` as npz entries: a list becomes ``name#0``, ``name#1``...; a string a 0-d str array."""
-    flat: dict[str, np.ndarray] = {}
-    for name, value in result.items():
-        if isinstance(value, list):
-            for i, v in enumerate(value):
-                flat[f"{name}#{i}"] = np.asarray(v)
-        else:
-            flat[name] = np.asarray(value)
-    return flat
-
-
 def audio_folder(where: Path) -> str:
     """A labelled audio tree (one sub-folder per format) as the decoder tutorial reads it."""
     root = where / "audio"

@@ -628,13 +628,3 @@ PIPELINE_CASES = {
 }
 
 
-def flatten(result: dict[str, Any]) -> dict[str, np.ndarray]:
-    """``{name: value}`` as npz entries: a list becomes ``name#0``, ``name#1``...; a string a 0-d str array."""
-    flat: dict[str, np.ndarray] = {}
-    for name, value in result.items():
-        if isinstance(value, list):
-            for i, v in enumerate(value):
-                flat[f"{name}#{i}"] = np.asarray(v)
-        else:
-            flat[name] = np.asarray(value)
-    return flat

@@ -16,37 +16,30 @@ from __future__ import annotations
 
 import sys
 import tempfile
-import traceback
 from pathlib import Path
-
-import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import nvidia.dali as dali
 import nvidia.dali.experimental.dynamic as ndd
-from av_notebook_cases import PIPELINE_CASES, flatten
+from av_notebook_cases import PIPELINE_CASES
+from npz_cases import record_each
 from nvidia.dali import fn, types
 
 OUT = HERE.parent / "data" / "dali" / "avnotebooks"
 
 
+def _in_scratch(case):  # type: ignore[no-untyped-def]
+    def run():  # type: ignore[no-untyped-def]
+        with tempfile.TemporaryDirectory() as tmp:
+            return case(dali, fn, types, ndd, Path(tmp))
+
+    return run
+
+
 def main(names: list[str]) -> int:
-    OUT.mkdir(parents=True, exist_ok=True)
-    failed = 0
-    for name in names or list(PIPELINE_CASES):
-        try:
-            with tempfile.TemporaryDirectory() as tmp:
-                result = PIPELINE_CASES[name](dali, fn, types, ndd, Path(tmp))
-        except Exception:  # report and go on: one unsupported feature should not stop the others
-            failed += 1
-            print(f"{name}: FAILED\n{traceback.format_exc()}")
-            continue
-        flat = flatten(result)
-        np.savez_compressed(OUT / f"{name}.npz", **flat)
-        print(f"{name}: {len(flat)} arrays, {(OUT / f'{name}.npz').stat().st_size} bytes")
-    return 1 if failed else 0
+    return record_each({name: _in_scratch(case) for name, case in PIPELINE_CASES.items()}, OUT, names)
 
 
 if __name__ == "__main__":

@@ -25,25 +25,20 @@ TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import framework_cases as C
+from npz_cases import record_into_one
 
 OUT = TESTS / "data" / "dali" / "frameworks" / "frameworks.npz"
 
 
 def main() -> None:
-    names = sys.argv[1:] or list(C.CASES)
-    arrays: dict[str, np.ndarray] = {}
-    if OUT.exists() and sys.argv[1:]:
-        with np.load(OUT) as old:
-            arrays = {k: old[k] for k in old.files if k.split("/", 1)[0] not in names}
     lib = C.libraries("dali")
+
+    def run(name: str) -> dict[str, np.ndarray]:
+        return {f"{name}/{k}": v for k, v in C.CASES[name](lib, data).items()}
+
     with tempfile.TemporaryDirectory() as tmp:
         data = C.build_data(Path(tmp))
-        for name in names:
-            got = C.CASES[name](lib, data)
-            arrays.update({f"{name}/{k}": v for k, v in got.items()})
-            print(f"{name}: {len(got)} arrays")
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(OUT, **arrays)
+        record_into_one(run, list(C.CASES), OUT, sys.argv[1:])
 
 
 if __name__ == "__main__":

@@ -21,32 +21,20 @@ import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
-
 TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import notebook_cases as C
+from npz_cases import record_into_one
 
 OUT = TESTS / "data" / "dali" / "notebooks" / "notebooks.npz"
 
 
 def main() -> None:
-    names = sys.argv[1:] or list(C.CASES)
-    arrays: dict[str, np.ndarray] = {}
-    if OUT.exists() and sys.argv[1:]:
-        with np.load(OUT) as old:
-            arrays = {k: old[k] for k in old.files if k.split("/", 1)[0] not in names}
     lib = C.libraries("dali")
     with tempfile.TemporaryDirectory() as tmp:
         data = C.build_data(Path(tmp) / "data")
-        for name in names:
-            out = C.CASES[name](lib, data)
-            print(f"{name}: {len(out)} arrays")
-            arrays.update(out)
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(OUT, **arrays)
-    print(f"wrote {OUT} ({OUT.stat().st_size} bytes)")
+        record_into_one(lambda name: C.CASES[name](lib, data), list(C.CASES), OUT, sys.argv[1:])
 
 
 if __name__ == "__main__":

@@ -14,37 +14,24 @@ in, so the two libraries' different random streams play no part.
 from __future__ import annotations
 
 import sys
-import traceback
 from pathlib import Path
-
-import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import nvidia.dali as dali
 import nvidia.dali.experimental.dynamic as ndd
+from npz_cases import record_each
 from nvidia.dali import fn, types
-from op_notebook_cases import PIPELINE_CASES, dynamic_mode, flatten
+from op_notebook_cases import PIPELINE_CASES, dynamic_mode
 
 OUT = HERE.parent / "data" / "dali" / "opnotebooks"
 
 
 def main(names: list[str]) -> int:
-    OUT.mkdir(parents=True, exist_ok=True)
-    failed = 0
-    cases = {**PIPELINE_CASES, "dynamic_mode": None}
-    for name in names or list(cases):
-        try:
-            result = dynamic_mode(ndd, types) if name == "dynamic_mode" else cases[name](dali, fn, types)
-        except Exception:  # report and go on: one unsupported feature should not stop the others
-            failed += 1
-            print(f"{name}: FAILED\n{traceback.format_exc()}")
-            continue
-        flat = flatten(result)
-        np.savez_compressed(OUT / f"{name}.npz", **flat)
-        print(f"{name}: {len(flat)} arrays, {(OUT / f'{name}.npz').stat().st_size} bytes")
-    return 1 if failed else 0
+    cases = {name: (lambda case=case: case(dali, fn, types)) for name, case in PIPELINE_CASES.items()}
+    cases["dynamic_mode"] = lambda: dynamic_mode(ndd, types)
+    return record_each(cases, OUT, names)
 
 
 if __name__ == "__main__":

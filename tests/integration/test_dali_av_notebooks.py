@@ -43,6 +43,7 @@ sys.path.insert(0, str(TESTS / "dali_reference"))
 
 # --- the imports a DALI user changes: nvidia.dali -> streamflow ---------------------------------
 import av_notebook_cases as cases
+from npz_cases import flatten
 
 import streamflow as dali
 import streamflow.experimental.dynamic as ndd
@@ -71,7 +72,7 @@ def _reference(name: str) -> dict[str, np.ndarray]:
 
 def compare(name: str, result: dict[str, Any], ref_name: str | None = None) -> None:
     """Every recorded DALI output of case ``name`` against streamflow's."""
-    got = cases.flatten(result)
+    got = flatten(result)
     want = _reference(ref_name or name)
     assert sorted(got) == sorted(want), f"{name}: outputs differ: {sorted(set(got) ^ set(want))}"
     ordered = {str(v) for k, v in want.items() if k.startswith("ordered#")}

@@ -22,7 +22,7 @@ TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS / "dali_reference"))
 
 import custom_notebook_cases as cases
-from op_notebook_cases import flatten
+from npz_cases import flatten
 
 # --- the imports a DALI user changes: nvidia.dali -> streamflow ---------------------------------
 import streamflow as dali

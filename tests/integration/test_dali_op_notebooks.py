@@ -35,6 +35,7 @@ sys.path.insert(0, str(TESTS / "dali_reference"))
 
 # --- the imports a DALI user changes: nvidia.dali -> streamflow ---------------------------------
 import op_notebook_cases as cases
+from npz_cases import flatten
 
 import streamflow as dali
 import streamflow.experimental.dynamic as ndd
@@ -63,7 +64,7 @@ def _reference(name: str) -> dict[str, np.ndarray]:
 
 def compare(name: str, result: dict[str, Any]) -> None:
     """Every recorded DALI output of case ``name`` against streamflow's."""
-    got = cases.flatten(result)
+    got = flatten(result)
     want = _reference(name)
     assert sorted(got) == sorted(want), f"{name}: outputs differ: {sorted(set(got) ^ set(want))}"
     problems = []
