@@ -480,13 +480,39 @@ def test_jax_iterator(files):
 
     with GenericIterator(make_pipe(files), OUT, reader_name="R", last_batch_policy=PARTIAL) as it:
         steps = list(it)
-        assert [s[0]["label"].shape[0] for s in steps] == [10] * 6 + [4]
-        assert all(isinstance(s[0]["u"], jax.Array) for s in steps)
-        labels = sorted(int(x) for s in steps for x in np.asarray(s[0]["label"]).ravel())
+        assert [s["label"].shape[0] for s in steps] == [10] * 6 + [4]  # one dict per step, as DALI's
+        assert all(isinstance(s["u"], jax.Array) for s in steps)
+        labels = sorted(int(x) for s in steps for x in np.asarray(s["label"]).ravel())
         assert labels == list(range(64))
         it.reset()
-        step = next(it)[0]
+        step = next(it)
         src = it.last_batches[0][2].as_tensor()
         np.testing.assert_array_equal(np.asarray(step["u"]), src)
         assert src.ctypes.data % 64 == 0  # host batches are 64-byte aligned ...
         assert step["u"].unsafe_buffer_pointer() == src.ctypes.data  # ... so XLA imports them without a copy
+
+
+def test_jax_data_iterator_decorator(files):
+    """DALI's ``plugin.jax.data_iterator``: the decorated definition, called with the pipeline's arguments and
+    its own, gives a DALIGenericIterator over the pipeline; used as a decorator or as a function."""
+    jax = pytest.importorskip("jax")
+    from streamflow.plugin.jax import GenericIterator, data_iterator
+
+    def definition(scale):  # type: ignore[no-untyped-def]
+        data, label = fn.readers.file(files=files, name="R")
+        return label * scale, fn.shapes(data)
+
+    decorated = data_iterator(output_map=["label", "shape"], reader_name="R", last_batch_policy=PARTIAL)(definition)
+    with decorated(3, batch_size=10, num_threads=1, seed=1) as it:
+        steps = list(it)
+    assert [s["label"].shape[0] for s in steps] == [10] * 6 + [4] and isinstance(steps[0]["label"], jax.Array)
+    assert sorted(int(x) for s in steps for x in np.asarray(s["label"]).ravel()) == [3 * i for i in range(64)]
+    functional = data_iterator(definition, output_map=["label", "shape"], reader_name="R")
+    with functional(scale=1, batch_size=16, num_threads=1) as it:
+        assert np.asarray(next(it)["shape"]).ravel().tolist() == list(range(1, 17))
+    two_shards = [make_pipe(files, shard_id=i, num_shards=2, pad=True) for i in range(2)]
+    with GenericIterator(two_shards, OUT, reader_name="R") as it:  # several pipelines: one joined dict
+        step = next(it)
+        assert step["label"].shape[0] == 20 and len(set(np.asarray(step["label"]).ravel().tolist())) == 20
+    with pytest.raises(sf.PipelineDefinitionError, match="sharding"):
+        data_iterator(definition, output_map=["label"], sharding=object())
