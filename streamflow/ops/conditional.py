@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..errors import PipelineDefinitionError
+from ..errors import PipelineDefinitionError, PipelineError
 from ..graph import DataNode, Undefined, add_node, branch, expression
 from ..operator import Chunk, Operator
 from ..types import Device
@@ -49,6 +49,9 @@ class Merge(Operator):
     devices = frozenset({Device.CPU, Device.GPU})
     per_sample_args = frozenset({"predicate"})
     merges_branches = True
+    # One chunk per batch: the branches' rows must share a type, which only the whole batch shows
+    # (and the pick is a list of references, nothing to share out).
+    whole_batch = True
 
     def __init__(self, sides: tuple[int | None, int | None], constants: tuple[Any, Any], layout: str) -> None:
         super().__init__()
@@ -70,6 +73,14 @@ class Merge(Operator):
             else:
                 assert constant is not None  # a side is an input or a constant
                 out.append(to_device(constant))
+        types = {value.dtype for value in out if hasattr(value, "dtype")}
+        if len(types) > 1:
+            raise PipelineError(
+                f"the branches of an `if` on pipeline data give different types "
+                f"({', '.join(sorted(map(str, types)))}); every branch must give the same type, as in DALI "
+                "(cast one, e.g. fn.cast)",
+                operator=self.name,
+            )
         return out
 
     def layout(self, index: int) -> str:

@@ -463,21 +463,8 @@ def assemble_outputs(plan: ExecutionPlan, work: Work) -> tuple[TensorList, ...]:
         if dense is not None:  # written in place: no copy
             result.append(TensorList(dense, layout=layout, device=data.device))
         else:
-            if getattr(data.producer.op, "merges_branches", False):
-                _check_branch_types(data, samples)
             result.append(TensorList.from_samples(samples, layout=layout, device=data.device))
     return tuple(result)
-
-
-def _check_branch_types(data: Any, samples: Sequence[Any]) -> None:
-    """The merged branches of an `if` must give one type, as DALI requires (uint8 + 10 is int32...)."""
-    types = {s.dtype for s in samples if hasattr(s, "dtype")}
-    if len(types) > 1:
-        raise PipelineError(
-            f"pipeline output {data.name!r}: the branches of an `if` on pipeline data give different types "
-            f"({', '.join(sorted(map(str, types)))}); every branch must give the same type (cast one, e.g. fn.cast)",
-            operator=data.producer.name,
-        )
 
 
 #: The engine's way to run one operator on a chunk (row by row when it raises), for dynamic mode.

@@ -283,7 +283,7 @@ def test_gpu_merge_picks_references_and_copies_constants() -> None:
     from streamflow.operator import Chunk
 
     op = Merge((0, None), (None, 5), layout="")
-    a = [np.array([1.5], np.float32), np.array([2.5], np.float32), np.array([3.5], np.float32)]
+    a = [np.array([1], np.int32), np.array([2], np.int32), np.array([3], np.int32)]  # one type, as the constant
     chunk = Chunk(inputs=[a], args={"predicate": [np.True_, np.False_, np.array(1)]},
                   sample_ids=np.arange(3), sources=[None] * 3, epoch=0)
     (out,) = merge_gpu(op, chunk, GpuContext.on_host())
@@ -339,3 +339,19 @@ def test_branches_of_different_types_are_refused_as_in_dali() -> None:
 
     with pipe() as p, pytest.raises(PipelineError, match=r"different types \(int32, uint8\)"):
         p.run()
+
+
+def test_merge_refuses_branches_of_different_types_on_cpu_and_gpu() -> None:
+    """The check lives in Merge itself: values merged inside the pipeline (not only outputs), on both devices."""
+    from streamflow.gpu.context import GpuContext
+    from streamflow.gpu.ops.conditional import merge_gpu
+    from streamflow.operator import Chunk
+
+    op = Merge((0, None), (None, 5), layout="")
+    a = [np.array([1.5], np.float32)] * 2
+    chunk = Chunk(inputs=[a], args={"predicate": [np.True_, np.False_]}, sample_ids=np.arange(2),
+                  sources=[None] * 2, epoch=0)
+    with pytest.raises(PipelineError, match=r"different types \(float32, int32\)"):
+        op.run(chunk)
+    with pytest.raises(PipelineError, match=r"different types \(float32, int32\)"):
+        merge_gpu(op, chunk, GpuContext.on_host())
